@@ -1,0 +1,4 @@
+from greenkd_spacy.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,109 @@
+"""Measure a pipeline the way our users compare systems: accuracy, words per second on
+one CPU thread, parameters and size on disk, in one run."""
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+import torch
+from spacy.language import Language
+from spacy.pipeline.dep_parser import parser_score
+from spacy.scorer import Scorer
+from spacy.training import Example
+
+from .util import count_parameters
+
+
+def pipeline_parameters(nlp: Language) -> int:
+    """Trainable parameters of every component with a model (listeners count once)."""
+    return sum(
+        count_parameters(pipe.model) for _, pipe in nlp.pipeline if hasattr(pipe, "model")
+    )
+
+
+def disk_bytes(path: Optional[Path]) -> Optional[int]:
+    if path is None or not Path(path).exists():
+        return None
+    return sum(f.stat().st_size for f in Path(path).rglob("*") if f.is_file())
+
+
+class DecoderTimer:
+    """Wrap the MST decoder of every greenkd_parser to measure its share of parse time."""
+
+    def __init__(self, nlp: Language):
+        self.seconds = 0.0
+        self.wrapped = []
+        for _, pipe in nlp.pipeline:
+            model = getattr(pipe, "model", None)
+            if model is None or model.name != "greenkd_biaffine_parser" or len(model.layers) < 2:
+                continue
+            module = model.layers[1].shims[0]._model
+            self.wrapped.append((module, module.decoder))
+            module.decoder = self._timed(module.decoder)
+
+    def _timed(self, decoder):
+        def timed(*args):
+            start = time.perf_counter()
+            result = decoder(*args)
+            self.seconds += time.perf_counter() - start
+            return result
+
+        return timed
+
+    def restore(self) -> None:
+        for module, decoder in self.wrapped:
+            module.decoder = decoder
+
+
+def _fresh_examples(examples: List[Example]) -> List[Example]:
+    return [Example(eg.predicted.copy(), eg.reference) for eg in examples]
+
+
+def bench_parser(
+    nlp: Language, examples: List[Example], *, batch_size: int = 256, repeats: int = 3
+) -> Dict:
+    """Parse the examples' predicted docs with the whole pipeline and score them.
+
+    Speed is the best of ``repeats`` timed passes over fresh copies of the docs, on one
+    thread; tokenization is not included (the docs are pre-tokenized, gold tokens).
+    RETURNS (Dict): uas/las as spaCy's parser scorer gives them (punctuation excluded),
+        the same with punctuation, words/s, parameters and the MST share of parse time.
+    """
+    torch.set_num_threads(1)
+    n_words = sum(len(eg.predicted) for eg in examples)
+    parsed = _fresh_examples(examples)
+    for eg, doc in zip(parsed, nlp.pipe([eg.predicted for eg in parsed], batch_size=batch_size)):
+        eg.predicted = doc
+    spacy_scores = parser_score(parsed)
+    with_punct = Scorer.score_deps(
+        parsed,
+        "dep",
+        getter=lambda token, attr: token.vocab.strings.as_string(getattr(token, attr)).lower(),
+        head_attr="head",
+        ignore_labels=(),
+    )
+    timings = []
+    decoder_share = None
+    for _ in range(repeats):
+        docs = [eg.predicted for eg in _fresh_examples(examples)]
+        timer = DecoderTimer(nlp)
+        start = time.perf_counter()
+        for _ in nlp.pipe(docs, batch_size=batch_size):
+            pass
+        elapsed = time.perf_counter() - start
+        timer.restore()
+        if not timings or elapsed < min(timings):
+            decoder_share = timer.seconds / elapsed if timer.wrapped else None
+        timings.append(elapsed)
+    return {
+        "uas": round(100 * (spacy_scores["dep_uas"] or 0.0), 2),
+        "las": round(100 * (spacy_scores["dep_las"] or 0.0), 2),
+        "uas_with_punct": round(100 * (with_punct["dep_uas"] or 0.0), 2),
+        "las_with_punct": round(100 * (with_punct["dep_las"] or 0.0), 2),
+        "words": n_words,
+        "words_per_second": round(n_words / min(timings)),
+        "seconds": [round(t, 3) for t in timings],
+        "batch_size": batch_size,
+        "mst_share_of_parse_time": None if decoder_share is None else round(decoder_share, 4),
+        "params": pipeline_parameters(nlp),
+        "threads": torch.get_num_threads(),
+    }

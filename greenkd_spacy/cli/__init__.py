@@ -1,0 +1,18 @@
+"""Command-line interface.
+
+The commands are typer commands on spaCy's own app, so they show up in `python -m spacy
+--help` through the `spacy_cli` entry point, and also on our own app for
+`python -m greenkd_spacy` / `greenkd-spacy`.
+"""
+from typing import Any
+
+from .bench import bench_parser_cli  # noqa: F401  (registers the command)
+from .app import app
+
+
+def register(*args: Any, **kwargs: Any) -> None:
+    """Target of the spacy_cli entry point: importing this module registered the commands."""
+
+
+def main() -> None:
+    app()

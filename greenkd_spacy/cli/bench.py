@@ -1,0 +1,56 @@
+"""`spacy greenkd-bench-parser`: accuracy, speed and size of a parsing pipeline."""
+import datetime
+import os
+import shlex
+import sys
+from pathlib import Path
+from typing import Optional
+
+import spacy
+import srsly
+import typer
+from wasabi import msg
+
+from ..bench import bench_parser, disk_bytes
+from ..training.corpus import create_corpus_reader
+from .app import command
+
+
+@command("bench-parser")
+def bench_parser_cli(
+    model: Path = typer.Argument(..., help="Pipeline directory (or installed package name)"),
+    data: Path = typer.Argument(..., help=".spacy file with gold trees to parse and score"),
+    system: str = typer.Option(..., "--system", "-s", help="Row name in the results file"),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", help="JSON list to add the row to (a row of the same system is replaced)"
+    ),
+    batch_size: int = typer.Option(256, "--batch-size", "-b", help="Docs per nlp.pipe batch"),
+    gold_pos: bool = typer.Option(False, "--gold-pos", help="Give the parser gold UPOS (paper setting)"),
+    gold_sents: bool = typer.Option(True, "--gold-sents/--no-gold-sents", help="Give gold sentence boundaries"),
+    gold_preproc: bool = typer.Option(True, "--gold-preproc/--no-gold-preproc", help="One doc per gold sentence"),
+    repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
+    limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
+) -> None:
+    """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
+    parameters and size on disk, and optionally record them as a JSON row."""
+    nlp = spacy.load(model)
+    reader = create_corpus_reader(
+        data, gold_preproc=gold_preproc, limit=limit, gold_sents=gold_sents, gold_pos=gold_pos
+    )
+    examples = list(reader(nlp))
+    msg.info(f"Parsing {len(examples)} docs with {model} (batch {batch_size}, 1 thread)")
+    row = {"system": system}
+    row.update(bench_parser(nlp, examples, batch_size=batch_size, repeats=repeats))
+    row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
+    row["model"] = str(model)
+    row["data"] = str(data)
+    row["command"] = " ".join(["python -m spacy greenkd-bench-parser"] + [shlex.quote(a) for a in sys.argv[2:]]) if "greenkd-bench-parser" in sys.argv else " ".join(shlex.quote(a) for a in sys.argv)
+    row["date"] = datetime.date.today().isoformat()
+    row["cores"] = os.cpu_count()
+    msg.table({k: v for k, v in row.items() if not isinstance(v, list)})
+    if output is not None:
+        rows = srsly.read_json(output) if output.exists() else []
+        rows = [r for r in rows if r.get("system") != system] + [row]
+        output.parent.mkdir(parents=True, exist_ok=True)
+        srsly.write_json(output, rows)
+        msg.good(f"Wrote row '{system}' to {output}")

@@ -1,0 +1,48 @@
+"""Error and warning messages, each with a code, what went wrong and how to fix it."""
+
+
+class ErrorsWithCodes(type):
+    def __getattribute__(self, code: str) -> str:
+        msg = super().__getattribute__(code)
+        if code.startswith("__"):
+            return msg
+        return f"(greenkd-spacy) [{code}] {msg}"
+
+
+class Warnings(metaclass=ErrorsWithCodes):
+    W001 = (
+        "Sentence of {length} tokens in a doc of {doc_length} tokens is longer than "
+        "max_sentence_length={max_length}; it is parsed as {n_chunks} consecutive "
+        "trees. Add a 'senter' or 'sentencizer' before the parser, or raise "
+        "[components.{name}.max_sentence_length]."
+    )
+
+
+class Errors(metaclass=ErrorsWithCodes):
+    E001 = (
+        "The component '{name}' has no labels. Initialize it with training data "
+        "that has dependency annotation (heads and dep labels), or pass labels to "
+        "initialize: [initialize.components.{name}.labels]."
+    )
+    E002 = (
+        "The encoder of '{name}' gave vectors of width {got}, but the biaffine head "
+        "was built for width {expected}. Either set the head's width to match the "
+        "encoder, or re-initialize the component after changing the encoder."
+    )
+    E003 = (
+        "No training example for '{name}' has dependency annotation. Check that the "
+        "corpus was converted from CoNLL-U with heads and labels (e.g. `python -m "
+        "spacy convert FILE.conllu OUTPUT_DIR -c conllu`)."
+    )
+    E004 = (
+        "Corpus path '{path}' does not exist. Convert the data first (`spacy project "
+        "run convert`) or fix the path in the config's [paths] section."
+    )
+    E005 = (
+        "Unknown label '{label}' in the annotation given to '{name}'. The component "
+        "knows {n_labels} labels; re-initialize it on data that contains this label."
+    )
+    E006 = (
+        "max_sentence_length must be at least 1, got {value}. Set "
+        "[components.{name}.max_sentence_length] to a positive number."
+    )

@@ -1,0 +1,91 @@
+"""greenkd.BiLSTMEncoder.v1: the encoder of the biaffine parser paper.
+
+Hashed word embeddings (NORM), affix embeddings (PREFIX, SUFFIX), an optional UPOS
+embedding and optional static vectors are concatenated and fed to a stacked BiLSTM.
+Every width is a config value, so the 20/40/60/80 % students are one override away.
+Defaults follow Table 7 of the paper (100-d words and POS, 3 x 400 BiLSTM, dropout 0.33).
+"""
+from typing import List
+
+from spacy.attrs import NORM, POS, PREFIX, SUFFIX
+from spacy.ml.featureextractor import FeatureExtractor
+from spacy.ml.staticvectors import StaticVectors
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import (
+    Dropout,
+    HashEmbed,
+    Model,
+    PyTorchWrapper_v2,
+    chain,
+    concatenate,
+    list2ragged,
+    ragged2list,
+    with_array,
+)
+from thinc.types import Floats2d
+
+from .pytorch.bilstm import StackedBiLSTM
+from .torch_bridge import flat_to_list_outputs, list_to_flat_inputs
+
+
+@registry.architectures("greenkd.BiLSTMEncoder.v1")
+def build_bilstm_encoder(
+    word_width: int = 100,
+    word_rows: int = 20000,
+    affix_width: int = 50,
+    affix_rows: int = 5000,
+    pos_width: int = 100,
+    include_static_vectors: bool = False,
+    hidden_width: int = 400,
+    depth: int = 3,
+    dropout: float = 0.33,
+) -> Model[List[Doc], List[Floats2d]]:
+    """Build the paper's token encoder: embeddings -> stacked BiLSTM.
+
+    word_width (int): Width of the hashed NORM embedding.
+    word_rows (int): Rows of the hashed NORM table.
+    affix_width (int): Width of each of the PREFIX and SUFFIX embeddings (0 to disable).
+    affix_rows (int): Rows of each affix table.
+    pos_width (int): Width of the UPOS embedding (0 to disable). UPOS comes from the doc:
+        gold (paper setting, see greenkd.Corpus.v1) or from an earlier tagger.
+    include_static_vectors (bool): Also use the pipeline's static vectors, projected to
+        word_width; the vectors must be loaded in [initialize] vectors.
+    hidden_width (int): Hidden width of each LSTM direction; the output is twice this.
+    depth (int): Number of stacked BiLSTM layers.
+    dropout (float): Dropout on embeddings and between LSTM layers; spaCy's
+        [training] dropout overrides it during training, as for its own layers.
+    RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
+    """
+    attrs = [NORM]
+    embeds = [HashEmbed(word_width, word_rows, column=0, seed=11)]
+    if affix_width:
+        attrs += [PREFIX, SUFFIX]
+        embeds += [
+            HashEmbed(affix_width, affix_rows, column=1, seed=12),
+            HashEmbed(affix_width, affix_rows, column=2, seed=13),
+        ]
+    if pos_width:
+        embeds.append(HashEmbed(pos_width, 64, column=len(attrs), seed=14))
+        attrs.append(POS)
+    width = word_width + (2 * affix_width if affix_width else 0) + pos_width
+    embed = chain(
+        FeatureExtractor(attrs), list2ragged(), with_array(concatenate(*embeds))
+    )
+    if include_static_vectors:
+        embed = concatenate(embed, StaticVectors(nO=word_width, dropout=0.0))
+        width += word_width
+    lstm = PyTorchWrapper_v2(
+        StackedBiLSTM(width, hidden_width, depth, dropout),
+        convert_inputs=list_to_flat_inputs,
+        convert_outputs=flat_to_list_outputs,
+    )
+    lstm.attrs["dropout_rate"] = dropout
+    lstm.set_dim("nI", width)
+    lstm.set_dim("nO", 2 * hidden_width)
+    model: Model[List[Doc], List[Floats2d]] = chain(
+        embed, with_array(Dropout(dropout)), ragged2list(), lstm
+    )
+    model.set_dim("nO", 2 * hidden_width)
+    model.name = "greenkd_bilstm_encoder"
+    return model

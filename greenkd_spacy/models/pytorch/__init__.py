@@ -1,0 +1,1 @@
+"""Plain PyTorch modules, testable without spaCy or thinc."""

@@ -1,0 +1,69 @@
+"""Conversions between thinc's lists of arrays and flat torch tensors.
+
+Our torch modules take all tokens of a batch as one flat (N, width) tensor plus the
+length of each sequence, and pad inside torch; the thinc side only flattens and
+unflattens with its own ops, so nobody pads by hand.
+"""
+from typing import Any, Callable, List, Tuple, cast
+
+import torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
+from thinc.shims import PyTorchShim
+from thinc.types import Floats2d
+
+
+def module_of(model: Model) -> torch.nn.Module:
+    """The torch module inside a PyTorchWrapper model."""
+    return cast(PyTorchShim, model.shims[0])._model
+
+
+def sync_dropout(model: Model) -> None:
+    """Pass the thinc dropout rate (set by spaCy's [training] dropout) to torch."""
+    rate = model.attrs.get("dropout_rate")
+    module = module_of(model)
+    if rate is not None and hasattr(module, "set_dropout"):
+        module.set_dropout(rate)
+
+
+def flatten_list(
+    model: Model, X: List[Floats2d], is_train: bool
+) -> Tuple[torch.Tensor, List[int], Callable[[Any], List[Floats2d]]]:
+    """Concatenate a list of (n_i, width) arrays into one torch tensor."""
+    lengths = [x.shape[0] for x in X]
+    width = X[0].shape[1] if X else model.get_dim("nI")
+    flat = model.ops.flatten(X) if sum(lengths) else model.ops.alloc2f(0, width)
+    flat_t = xp2torch(flat, requires_grad=is_train)
+
+    def unflatten_grad(grad: Any) -> List[Floats2d]:
+        if grad is None:
+            return [model.ops.alloc2f(n, width) for n in lengths]
+        return model.ops.unflatten(torch2xp(grad), lengths)
+
+    return flat_t, lengths, unflatten_grad
+
+
+def list_to_flat_inputs(model: Model, X: List[Floats2d], is_train: bool):
+    """convert_inputs for modules called as module(flat, lengths)."""
+    sync_dropout(model)
+    flat_t, lengths, unflatten_grad = flatten_list(model, X, is_train)
+
+    def backprop(d_inputs: ArgsKwargs) -> List[Floats2d]:
+        return unflatten_grad(d_inputs.args[0])
+
+    args = (flat_t, torch.tensor(lengths, dtype=torch.long))
+    return ArgsKwargs(args=args, kwargs={}), backprop
+
+
+def flat_to_list_outputs(model: Model, inputs_outputs: Tuple, is_train: bool):
+    """convert_outputs for modules returning one flat (N, width) tensor."""
+    X, Y_t = inputs_outputs
+    lengths = [x.shape[0] for x in X]
+    Y = model.ops.unflatten(torch2xp(Y_t), lengths) if sum(lengths) else [
+        model.ops.alloc2f(0, Y_t.shape[1]) for _ in lengths
+    ]
+
+    def backprop(dY: List[Floats2d]) -> ArgsKwargs:
+        d_flat = model.ops.flatten(dY) if sum(lengths) else model.ops.alloc2f(0, Y_t.shape[1])
+        return ArgsKwargs(args=(Y_t,), kwargs={"grad_tensors": xp2torch(d_flat)})
+
+    return Y, backprop

@@ -1,0 +1,366 @@
+"""greenkd_parser: a biaffine dependency parser with Chu-Liu/Edmonds decoding."""
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+import srsly
+from spacy.attrs import DEP, HEAD
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.pipeline.dep_parser import parser_score
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.types import Floats2d, Floats3d, Ints2d
+
+from ..errors import Errors
+from ..models.parser import ensure_head
+from ..types import ParserInput, ParserScores, Segment
+from .segments import doc_segments
+
+DEFAULT_PARSER_MODEL_CONFIG = """
+[model]
+@architectures = "greenkd.BiaffineParser.v1"
+arc_mlp_size = 500
+label_mlp_size = 100
+mlp_dropout = 0.33
+
+[model.tok2vec]
+@architectures = "greenkd.BiLSTMEncoder.v1"
+word_width = 100
+word_rows = 20000
+affix_width = 50
+affix_rows = 5000
+pos_width = 100
+include_static_vectors = false
+hidden_width = 400
+depth = 3
+dropout = 0.33
+"""
+DEFAULT_PARSER_MODEL = Config().from_str(DEFAULT_PARSER_MODEL_CONFIG)["model"]
+
+# (heads, labels) per segment, padded like the scores; -1 where there is no gold.
+GoldArrays = Tuple[Ints2d, Ints2d]
+
+
+@Language.factory(
+    "greenkd_parser",
+    assigns=["token.dep", "token.head", "token.is_sent_start", "doc.sents"],
+    default_config={
+        "model": DEFAULT_PARSER_MODEL,
+        "max_sentence_length": 256,
+        "scorer": {"@scorers": "spacy.parser_scorer.v1"},
+    },
+    default_score_weights={
+        "dep_uas": 0.5,
+        "dep_las": 0.5,
+        "dep_las_per_type": None,
+        "sents_p": None,
+        "sents_r": None,
+        "sents_f": 0.0,
+    },
+)
+def make_parser(
+    nlp: Language,
+    name: str,
+    model: Model[ParserInput, ParserScores],
+    max_sentence_length: int,
+    scorer: Optional[Callable],
+) -> "BiaffineParser":
+    """Create a biaffine dependency parser (Dozat & Manning 2017).
+
+    model (Model[ParserInput, ParserScores]): The biaffine model over an encoder.
+    max_sentence_length (int): Longer sentences are parsed in chunks of this many tokens.
+    scorer (Optional[Callable]): The scoring method; spaCy's parser scorer by default.
+    """
+    return BiaffineParser(
+        nlp.vocab, model, name, max_sentence_length=max_sentence_length, scorer=scorer
+    )
+
+
+class BiaffineParser(TrainablePipe):
+    """Predict a head and a dependency label for every token, one tree per sentence.
+
+    Sentences come from the doc (gold, a senter, a sentencizer), else from punctuation
+    rules; see greenkd_spacy.pipeline.segments for the full rule. The output of every
+    sentence is a well-formed tree with exactly one root.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocab,
+        model: Model[ParserInput, ParserScores],
+        name: str = "greenkd_parser",
+        *,
+        max_sentence_length: int = 256,
+        scorer: Optional[Callable] = parser_score,
+    ) -> None:
+        if max_sentence_length < 1:
+            raise ValueError(Errors.E006.format(value=max_sentence_length, name=name))
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict = {
+            "labels": [],
+            "root_label": "ROOT",
+            "encoder_width": None,
+            "max_sentence_length": max_sentence_length,
+        }
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    def add_label(self, label: str) -> int:
+        if label in self.cfg["labels"]:
+            return 0
+        self._allow_extra_label()
+        self.cfg["labels"] = sorted(self.cfg["labels"] + [label])
+        self.vocab.strings.add(label)
+        return 1
+
+    # ------------------------------------------------------------------ predict
+
+    def segments(self, docs: Sequence[Doc]) -> List[Segment]:
+        return doc_segments(docs, self.cfg["max_sentence_length"])
+
+    def predict(self, docs: Iterable[Doc]) -> ParserScores:
+        """Score and decode the docs; never touches them.
+
+        RETURNS (ParserScores): Arc and label scores and the decoded trees.
+        """
+        docs = list(docs)
+        segments = self.segments(docs)
+        if not segments:
+            return self._empty_scores()
+        return self.model.predict(ParserInput(docs, segments, None))
+
+    def _empty_scores(self) -> ParserScores:
+        n_labels = len(self.labels)
+        return ParserScores(
+            numpy.zeros((0, 0, 1), dtype="f"),
+            numpy.zeros((0, 0, n_labels), dtype="f"),
+            numpy.zeros((0, 0), dtype="int64"),
+            numpy.zeros((0,), dtype="int64"),
+            [],
+        )
+
+    def set_annotations(self, docs: Iterable[Doc], scores: ParserScores) -> None:
+        """Write heads and labels, one tree per segment; sentences follow the trees."""
+        docs = list(docs)
+        if not scores.segments:
+            return
+        label_ids = self._label_ids()
+        root_index = self._root_index()
+        per_doc: Dict[int, List[Tuple[int, numpy.ndarray, numpy.ndarray]]] = {}
+        for s, (d, start, end) in enumerate(scores.segments):
+            n = end - start
+            heads = scores.heads[s, :n]
+            labels = self._choose_labels(scores.label_logits[s, :n], heads == 0, root_index)
+            per_doc.setdefault(d, []).append((start, heads, labels))
+        for d, parts in per_doc.items():
+            doc = docs[d]
+            positions = numpy.arange(len(doc), dtype="int64")
+            abs_heads = positions.copy()
+            deps = numpy.zeros(len(doc), dtype="uint64")
+            for start, heads, labels in parts:
+                n = heads.shape[0]
+                own = positions[start : start + n]
+                abs_heads[start : start + n] = numpy.where(heads == 0, own, start + heads - 1)
+                deps[start : start + n] = label_ids[labels]
+            values = numpy.empty((len(doc), 2), dtype="uint64")
+            values[:, 0] = (abs_heads - positions).astype("int64").view("uint64")
+            values[:, 1] = deps
+            doc.from_array([HEAD, DEP], values)
+
+    def _choose_labels(
+        self, label_logits: numpy.ndarray, is_root: numpy.ndarray, root_index: int
+    ) -> numpy.ndarray:
+        if root_index < 0 or label_logits.shape[0] == 0:
+            return label_logits.argmax(axis=-1)
+        # The root label goes to the root's child and to no other token.
+        constrained = label_logits.copy()
+        constrained[:, root_index] = -numpy.inf
+        labels = constrained.argmax(axis=-1)
+        labels[is_root] = root_index
+        return labels
+
+    def _label_ids(self) -> numpy.ndarray:
+        return numpy.asarray([self.vocab.strings.add(label) for label in self.labels], dtype="uint64")
+
+    def _root_index(self) -> int:
+        root = self.cfg.get("root_label")
+        return self.labels.index(root) if root in self.labels else -1
+
+    # ------------------------------------------------------------------ train
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from a batch: cross-entropy over heads and over labels at the gold head."""
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, "BiaffineParser.update")
+        docs = [eg.predicted for eg in examples]
+        segments, gold = self._gold(examples)
+        if not segments or not (gold[0] >= 0).any():
+            return losses
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(ParserInput(docs, segments, gold[0]))
+        loss, d_scores = self._loss(scores, gold)
+        backprop(d_scores)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(
+        self, examples: Iterable[Example], scores: ParserScores
+    ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
+        """Cross-entropy of the scores against the gold heads and labels (paper eq. 2).
+
+        RETURNS (Tuple[float, Tuple[Floats3d, Floats3d]]): The loss and its gradient
+            with respect to the arc and label logits.
+        """
+        _, gold = self._gold(list(examples), segments=scores.segments)
+        return self._loss(scores, gold)
+
+    def _loss(
+        self, scores: ParserScores, gold: GoldArrays
+    ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
+        gold_heads, gold_labels = gold
+        arc_loss, d_arc = softmax_cross_entropy(self.model.ops, scores.arc_logits, gold_heads)
+        label_targets = numpy.where(gold_heads >= 0, gold_labels, -1)
+        label_loss, d_label = softmax_cross_entropy(
+            self.model.ops, scores.label_logits, label_targets
+        )
+        return arc_loss + label_loss, (d_arc, d_label)
+
+    def _gold(
+        self, examples: List[Example], segments: Optional[List[Segment]] = None
+    ) -> Tuple[List[Segment], GoldArrays]:
+        """Segments (gold sentences where known) and padded gold arrays for a batch."""
+        label_index = {label: i for i, label in enumerate(self.labels)}
+        aligned = []
+        starts = []
+        for eg in examples:
+            n = len(eg.predicted)
+            if eg.reference.has_annotation("DEP"):
+                heads, deps = eg.get_aligned_parse(projectivize=False)
+            else:
+                heads, deps = [None] * n, [None] * n
+            aligned.append((heads, deps))
+            if eg.reference.has_annotation("SENT_START") and n:
+                sent_starts = eg.get_aligned_sent_starts()
+                starts.append([i for i, flag in enumerate(sent_starts) if i == 0 or flag])
+            else:
+                starts.append(None)
+        if segments is None:
+            docs = [eg.predicted for eg in examples]
+            segments = doc_segments(docs, self.cfg["max_sentence_length"], starts)
+        max_len = max((end - start for _, start, end in segments), default=0)
+        gold_heads = numpy.full((len(segments), max_len), -1, dtype="int64")
+        gold_labels = numpy.full((len(segments), max_len), -1, dtype="int64")
+        for s, (d, start, end) in enumerate(segments):
+            heads, deps = aligned[d]
+            for k in range(end - start):
+                i = start + k
+                head = heads[i]
+                if head is None:
+                    continue
+                if head == i:
+                    gold_heads[s, k] = 0
+                elif start <= head < end:
+                    gold_heads[s, k] = head - start + 1
+                else:
+                    continue
+                gold_labels[s, k] = label_index.get(deps[i], -1)
+        return segments, (gold_heads, gold_labels)
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[List[str]] = None,
+    ) -> None:
+        """Collect the label set and build the model for it.
+
+        get_examples (Callable[[], Iterable[Example]]): Training examples, some with
+            dependency annotation.
+        labels (Optional[List[str]]): The labels, e.g. from `spacy init labels`.
+        """
+        validate_get_examples(get_examples, "BiaffineParser.initialize")
+        root_counts: Counter = Counter()
+        if labels is None:
+            found = set()
+            for eg in get_examples():
+                if not eg.reference.has_annotation("DEP"):
+                    continue
+                for token in eg.reference:
+                    if token.dep_:
+                        found.add(token.dep_)
+                        if token.head.i == token.i:
+                            root_counts[token.dep_] += 1
+            labels = sorted(found)
+        if not labels:
+            raise ValueError(Errors.E003.format(name=self.name))
+        for label in labels:
+            self.vocab.strings.add(label)
+        self.cfg["labels"] = sorted(labels)
+        if root_counts:
+            self.cfg["root_label"] = root_counts.most_common(1)[0][0]
+        elif "ROOT" in labels:
+            self.cfg["root_label"] = "ROOT"
+        self.model.set_dim("nO", len(self.labels), force=True)
+        sample = [eg.predicted for _, eg in zip(range(10), get_examples())]
+        self.model.initialize(X=ParserInput(sample, self.segments(sample), None))
+        self.cfg["encoder_width"] = self.model.get_dim("nI")
+
+    # ------------------------------------------------------------------ serialize
+
+    def _build_from_cfg(self, cfg: Dict) -> None:
+        if cfg.get("encoder_width") and cfg.get("labels"):
+            self.model.set_dim("nO", len(cfg["labels"]), force=True)
+            ensure_head(self.model, cfg["encoder_width"], len(cfg["labels"]))
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()):
+        msg = srsly.msgpack_loads(bytes_data)
+        if "cfg" in msg:
+            self._build_from_cfg(srsly.json_loads(msg["cfg"]))
+        return super().from_bytes(bytes_data, exclude=exclude)
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()):
+        cfg_path = Path(path) / "cfg"
+        if cfg_path.exists():
+            self._build_from_cfg(srsly.read_json(cfg_path))
+        return super().from_disk(path, exclude=exclude)
+
+
+def softmax_cross_entropy(ops, logits: Floats3d, targets: Ints2d) -> Tuple[float, Floats3d]:
+    """Mean cross-entropy over positions with a target (>= 0) and its gradient."""
+    probs = ops.softmax(logits, axis=-1)
+    mask = targets >= 0
+    n = int(mask.sum())
+    d_logits = probs * mask[..., None]
+    if n == 0:
+        return 0.0, ops.alloc(logits.shape, dtype=logits.dtype)
+    rows, cols = numpy.nonzero(mask)
+    gold_probs = probs[rows, cols, targets[rows, cols]]
+    d_logits[rows, cols, targets[rows, cols]] -= 1.0
+    loss = float(-numpy.log(numpy.maximum(gold_probs, 1e-12)).sum() / n)
+    return loss, d_logits / n

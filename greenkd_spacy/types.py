@@ -1,0 +1,33 @@
+"""Type aliases and the small records passed between the parser's model and pipe."""
+from typing import List, NamedTuple, Optional, Tuple
+
+from spacy.tokens import Doc
+from thinc.api import Model
+from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
+
+EncoderT = Model[List[Doc], List[Floats2d]]
+
+# (doc index in the batch, first token, end token): one tree is built per segment.
+Segment = Tuple[int, int, int]
+
+
+class ParserInput(NamedTuple):
+    """What the biaffine model reads.
+
+    heads, when given, are the heads at which labels are scored, padded to (S, L) with
+    values in 0..L (0 = root, j = j-th token of the segment) and -1 on padding.
+    """
+
+    docs: List[Doc]
+    segments: List[Segment]
+    heads: Optional[Ints2d] = None
+
+
+class ParserScores(NamedTuple):
+    """What the biaffine model returns, one row per segment, padded to L tokens."""
+
+    arc_logits: Floats3d  # (S, L, L + 1) over candidate heads, 0 = root
+    label_logits: Floats3d  # (S, L, n_labels) at the heads below
+    heads: Ints2d  # (S, L): given heads, or the decoded trees at inference
+    lengths: Ints1d  # (S,)
+    segments: List[Segment]  # what each row is
