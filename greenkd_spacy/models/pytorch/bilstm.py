@@ -39,8 +39,10 @@ class StackedBiLSTM(nn.Module):
         if flat.shape[0] == 0:
             return flat.new_zeros((0, 2 * self.hidden_width))
         sizes: List[int] = lengths.tolist()
-        sequences = torch.split(flat, sizes)
-        packed = pack_sequence(list(sequences), enforce_sorted=False)
+        # Empty docs contribute no rows to flat and cannot be packed: leave them out.
+        sequences = [seq for seq in torch.split(flat, sizes) if seq.shape[0]]
+        lengths = lengths[lengths > 0]
+        packed = pack_sequence(sequences, enforce_sorted=False)
         output, _ = self.lstm(packed)
         padded, _ = pad_packed_sequence(output, batch_first=True)
         mask = torch.arange(padded.shape[1])[None, :] < lengths[:, None]

@@ -1,0 +1,218 @@
+"""greenkd_parser as a spaCy component."""
+import copy
+import time
+
+import numpy
+import pytest
+import spacy
+from spacy.tokens import Doc
+from spacy.training import Example
+
+from greenkd_spacy.decoding.mst import is_tree
+
+from .util import SENTENCES, SMALL_PARSER, make_examples, train
+
+
+def new_parser(model=None, **cfg):
+    nlp = spacy.blank("en")
+    config = {"model": copy.deepcopy(model or SMALL_PARSER)}
+    config.update(cfg)
+    nlp.add_pipe("greenkd_parser", config=config)
+    return nlp
+
+
+@pytest.fixture(scope="module")
+def trained():
+    nlp = new_parser()
+    examples = make_examples(nlp)
+    loss = train(nlp, examples)
+    return nlp, loss
+
+
+def gold_of(doc):
+    return [t.head.i for t in doc], [t.dep_ for t in doc]
+
+
+def parse(nlp, words, pos=None):
+    return nlp(Doc(nlp.vocab, words=words, pos=pos))
+
+
+def test_overfits_two_sentences(trained):
+    nlp, loss = trained
+    assert loss < 0.05
+    for words, heads, deps, pos in SENTENCES:
+        doc = parse(nlp, words, pos)
+        assert gold_of(doc) == (heads, deps)
+        assert len(list(doc.sents)) == 1
+
+
+def test_initialize_needs_dependency_annotation():
+    nlp = new_parser()
+    examples = [Example(Doc(nlp.vocab, words=["a", "b"]), Doc(nlp.vocab, words=["a", "b"]))]
+    with pytest.raises(ValueError, match="E003"):
+        nlp.initialize(lambda: examples)
+
+
+def test_initialize_rejects_bad_get_examples():
+    nlp = new_parser()
+    with pytest.raises(TypeError):
+        nlp.get_pipe("greenkd_parser").initialize(lambda: [])  # no examples at all
+
+
+def test_labels_and_root_label(trained):
+    nlp, _ = trained
+    parser = nlp.get_pipe("greenkd_parser")
+    assert "nsubj" in parser.labels and parser.cfg["root_label"] == "ROOT"
+
+
+def test_bytes_round_trip(trained):
+    nlp, _ = trained
+    words, heads, deps, pos = SENTENCES[1]
+    expected = gold_of(parse(nlp, words, pos))
+    nlp2 = new_parser()
+    nlp2.from_bytes(nlp.to_bytes())
+    assert gold_of(parse(nlp2, words, pos)) == expected
+    parser2 = nlp2.get_pipe("greenkd_parser")
+    parser = nlp.get_pipe("greenkd_parser")
+    parser2_bytes = parser.to_bytes()
+    parser2.from_bytes(parser2_bytes)
+    assert parser2.labels == parser.labels
+
+
+def test_disk_round_trip_with_spacy_load(trained, tmp_path):
+    nlp, _ = trained
+    words, heads, deps, pos = SENTENCES[0]
+    expected = gold_of(parse(nlp, words, pos))
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert gold_of(parse(loaded, words, pos)) == expected
+    fresh = new_parser()
+    fresh.get_pipe("greenkd_parser").from_disk(tmp_path / "model" / "greenkd_parser", exclude=["vocab"])
+    assert fresh.get_pipe("greenkd_parser").labels == nlp.get_pipe("greenkd_parser").labels
+
+
+def test_empty_and_one_token_docs(trained):
+    nlp, _ = trained
+    assert len(nlp("")) == 0
+    assert len(nlp.make_doc("   ")) >= 0
+    list(nlp.pipe(["", "   ", "Hi", ""]))
+    doc = nlp("Hello")
+    assert doc[0].head.i == 0 and doc[0].dep_ == "ROOT"
+
+
+def test_long_doc_without_boundaries_is_bounded(trained):
+    nlp, _ = trained
+    words = ["green", "eggs", "like", "I"] * 1250  # 5,000 tokens, no punctuation
+    doc = Doc(nlp.vocab, words=words)
+    start = time.perf_counter()
+    doc = nlp(doc)
+    assert time.perf_counter() - start < 60
+    max_len = nlp.get_pipe("greenkd_parser").cfg["max_sentence_length"]
+    sents = list(doc.sents)
+    assert len(sents) >= len(words) // max_len
+    for sent in sents:
+        assert len(sent) <= max_len
+        roots = [t for t in sent if t.head.i == t.i]
+        assert len(roots) == 1
+
+
+def test_trees_are_well_formed_per_sentence(trained):
+    nlp, _ = trained
+    doc = nlp("I like eggs. She ate the pizza with anchovies. Green eggs!")
+    assert len(list(doc.sents)) == 3
+    for sent in doc.sents:
+        heads = [-1] + [0 if t.head.i == t.i else t.head.i - sent.start + 1 for t in sent]
+        assert is_tree(heads, single_root=True)
+        assert all(sent.start <= t.head.i < sent.end for t in sent)
+
+
+def test_respects_sentencizer_in_front(trained):
+    nlp, _ = trained
+    nlp2 = new_parser()
+    nlp2.from_bytes(nlp.to_bytes())
+    nlp2.add_pipe("sentencizer", first=True, config={"punct_chars": [";"]})
+    doc = nlp2("I like eggs ; she ate pizza . with anchovies")
+    starts = [s.start for s in doc.sents]
+    assert starts == [0, 4]
+
+
+def test_unknown_gold_label_is_skipped_not_fatal(trained):
+    nlp, _ = trained
+    reference = Doc(nlp.vocab, words=["I", "ran"], heads=[1, 1], deps=["weird", "ROOT"])
+    losses = nlp.update([Example(Doc(nlp.vocab, words=["I", "ran"]), reference)])
+    assert numpy.isfinite(losses["greenkd_parser"])
+
+
+def test_spacy_cnn_tok2vec_as_encoder():
+    model = copy.deepcopy(SMALL_PARSER)
+    model["tok2vec"] = {
+        "@architectures": "spacy.Tok2Vec.v2",
+        "embed": {
+            "@architectures": "spacy.MultiHashEmbed.v2",
+            "width": 32,
+            "attrs": ["NORM", "PREFIX", "SUFFIX", "SHAPE"],
+            "rows": [500, 100, 100, 50],
+            "include_static_vectors": False,
+        },
+        "encode": {
+            "@architectures": "spacy.MaxoutWindowEncoder.v2",
+            "width": 32,
+            "depth": 2,
+            "window_size": 1,
+            "maxout_pieces": 3,
+        },
+    }
+    nlp = new_parser(model)
+    examples = make_examples(nlp, copy_pos=False)
+    loss = train(nlp, examples, steps=120)
+    assert loss < 0.2
+    words, heads, deps, _ = SENTENCES[0]
+    assert gold_of(parse(nlp, words)) == (heads, deps)
+
+
+def test_listener_encoder_shares_a_tok2vec():
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "tok2vec",
+        config={
+            "model": {
+                "@architectures": "spacy.HashEmbedCNN.v2",
+                "width": 32,
+                "depth": 1,
+                "embed_size": 300,
+                "window_size": 1,
+                "maxout_pieces": 2,
+                "subword_features": True,
+                "pretrained_vectors": None,
+            }
+        },
+    )
+    model = copy.deepcopy(SMALL_PARSER)
+    model["tok2vec"] = {"@architectures": "spacy.Tok2VecListener.v1", "width": 32, "upstream": "*"}
+    nlp.add_pipe("greenkd_parser", config={"model": model})
+    examples = make_examples(nlp, copy_pos=False)
+    train(nlp, examples, steps=60)
+    doc = nlp("I like green eggs .")
+    assert all(t.dep_ for t in doc)
+
+
+def test_multiprocess_pipe_matches_single_process(trained):
+    nlp, _ = trained
+    texts = ["I like green eggs.", "She ate the pizza with anchovies.", "Green eggs!"] * 4
+    single = [gold_of(doc) for doc in nlp.pipe(texts)]
+    multi = [gold_of(doc) for doc in nlp.pipe(texts, n_process=2, batch_size=3)]
+    assert single == multi
+
+
+def test_scorer_reports_uas_and_las(trained):
+    nlp, _ = trained
+    examples = make_examples(nlp)
+    scores = nlp.evaluate(examples)
+    assert scores["dep_uas"] == pytest.approx(1.0)
+    assert scores["dep_las"] == pytest.approx(1.0)
+    assert "dep_las_per_type" in scores
+
+
+def test_bad_max_sentence_length():
+    with pytest.raises(ValueError, match="E006"):
+        new_parser(max_sentence_length=0)

@@ -1,0 +1,55 @@
+"""Everything we register is found by spaCy through entry points, without an import."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.util import load_config
+
+CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.cfg"))
+
+NAMES = {
+    "architectures": ["greenkd.BiLSTMEncoder.v1", "greenkd.BiaffineParser.v1"],
+    "readers": ["greenkd.Corpus.v1"],
+    "schedules": ["greenkd.exponential_decay.v1"],
+}
+
+
+def test_names_resolve_in_a_fresh_interpreter():
+    code = (
+        "import sys, spacy\n"
+        "from spacy.util import registry\n"
+        "assert 'greenkd_spacy' not in sys.modules\n"
+        f"names = {NAMES!r}\n"
+        "for reg, items in names.items():\n"
+        "    for name in items:\n"
+        "        getattr(registry, reg).get(name)\n"
+        "nlp = spacy.blank('en')\n"
+        "nlp.add_pipe('greenkd_parser')\n"
+        "print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
+def test_cli_commands_are_on_spacys_cli():
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "--help"], capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert "greenkd-bench-parser" in result.stdout
+
+
+@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+def test_shipped_configs_build(path):
+    config = load_config(path)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == config["nlp"]["pipeline"]
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "debug", "config", str(path),
+         "--paths.train", str(path), "--paths.dev", str(path)],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr

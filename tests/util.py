@@ -1,0 +1,60 @@
+"""Tiny in-memory treebank for component tests."""
+from typing import List
+
+from spacy.language import Language
+from spacy.tokens import Doc
+from spacy.training import Example
+
+# (words, heads (absolute, root points to itself), deps, upos)
+SENTENCES = [
+    (
+        ["I", "like", "green", "eggs", "."],
+        [1, 1, 3, 1, 1],
+        ["nsubj", "ROOT", "amod", "obj", "punct"],
+        ["PRON", "VERB", "ADJ", "NOUN", "PUNCT"],
+    ),
+    (
+        ["She", "ate", "the", "pizza", "with", "anchovies", "."],
+        [1, 1, 3, 1, 5, 3, 1],
+        ["nsubj", "ROOT", "det", "obj", "case", "nmod", "punct"],
+        ["PRON", "VERB", "DET", "NOUN", "ADP", "NOUN", "PUNCT"],
+    ),
+]
+
+SMALL_ENCODER = {
+    "@architectures": "greenkd.BiLSTMEncoder.v1",
+    "word_width": 16,
+    "word_rows": 500,
+    "affix_width": 8,
+    "affix_rows": 100,
+    "pos_width": 8,
+    "hidden_width": 16,
+    "depth": 1,
+    "dropout": 0.0,
+}
+
+SMALL_PARSER = {
+    "@architectures": "greenkd.BiaffineParser.v1",
+    "arc_mlp_size": 16,
+    "label_mlp_size": 8,
+    "mlp_dropout": 0.0,
+    "tok2vec": SMALL_ENCODER,
+}
+
+
+def make_examples(nlp: Language, copy_pos: bool = True) -> List[Example]:
+    examples = []
+    for words, heads, deps, pos in SENTENCES:
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, pos=pos)
+        predicted = Doc(nlp.vocab, words=words, pos=pos if copy_pos else None)
+        examples.append(Example(predicted, reference))
+    return examples
+
+
+def train(nlp: Language, examples: List[Example], steps: int = 150) -> float:
+    optimizer = nlp.initialize(lambda: examples)
+    losses = {}
+    for _ in range(steps):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+    return sum(losses.values())
