@@ -27,7 +27,7 @@ class MLP(nn.Module):
 
 
 class Biaffine(nn.Module):
-    """score[b, o, i, j] = [x_i; 1]^T W_o [y_j; 1] (the bias rows are optional)."""
+    """score_o(x, y) = [x; 1]^T W_o [y; 1] (the bias rows are optional)."""
 
     def __init__(self, n_in: int, n_out: int, bias_x: bool, bias_y: bool):
         super().__init__()
@@ -37,22 +37,24 @@ class Biaffine(nn.Module):
             torch.zeros(n_out, n_in + int(bias_x), n_in + int(bias_y))
         )
 
-    def _extend(self, x: torch.Tensor, y: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
-        if self.bias_x:
-            x = torch.cat((x, torch.ones_like(x[..., :1])), dim=-1)
-        if self.bias_y:
-            y = torch.cat((y, torch.ones_like(y[..., :1])), dim=-1)
-        return x, y
+    @staticmethod
+    def _with_bias(x: torch.Tensor, bias: bool) -> torch.Tensor:
+        return torch.cat((x, torch.ones_like(x[..., :1])), dim=-1) if bias else x
 
-    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """x: (B, Lx, d), y: (B, Ly, d) -> (B, n_out, Lx, Ly)."""
-        x, y = self._extend(x, y)
-        return torch.einsum("bxi,oij,byj->boxy", x, self.weight, y)
+    def project_x(self, x: torch.Tensor) -> torch.Tensor:
+        """[x; 1]^T W_0 for a single-output biaffine: (N, d) -> (N, d'), so that all
+        pair scores of a sentence are one batched matrix product with y."""
+        return self._with_bias(x, self.bias_x) @ self.weight[0]
 
-    def pairwise(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-        """Score aligned pairs only: x, y: (B, L, d) -> (B, L, n_out)."""
-        x, y = self._extend(x, y)
-        return torch.einsum("bli,oij,blj->blo", x, self.weight, y)
+    def pairs(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        """Score aligned pairs: x, y: (N, d) -> (N, n_out)."""
+        x = self._with_bias(x, self.bias_x)
+        y = self._with_bias(y, self.bias_y)
+        n_out, n_x, n_y = self.weight.shape
+        # One (N, n_x) x (n_x, n_out * n_y) product; torch's bilinear is far slower to
+        # backpropagate on CPU.
+        projected = (x @ self.weight.transpose(0, 1).reshape(n_x, n_out * n_y)).view(-1, n_out, n_y)
+        return (projected * y.unsqueeze(1)).sum(dim=-1)
 
 
 class BiaffineParserModule(nn.Module):
@@ -61,7 +63,9 @@ class BiaffineParserModule(nn.Module):
     The root is a learned vector in the encoder's output space, prepended to every
     sentence, so the head works over any encoder without changing its input.
     Labels are scored only at one head per token (the gold head in training, the
-    decoded head at inference), which keeps memory linear in sentence length.
+    decoded head at inference), which keeps memory linear in sentence length. The MLPs
+    run on real tokens only, and arc scores are computed in chunks of sentences of
+    similar length, so one long sentence does not make the whole batch quadratic.
     """
 
     def __init__(
@@ -72,10 +76,12 @@ class BiaffineParserModule(nn.Module):
         n_labels: int,
         dropout: float,
         decoder: Optional[Decoder] = None,
+        chunk_size: int = 32,
     ):
         super().__init__()
         self.n_in = n_in
         self.n_labels = n_labels
+        self.chunk_size = chunk_size
         self.root = nn.Parameter(torch.zeros(n_in))
         self.arc_dep = MLP(n_in, arc_size, dropout)
         self.arc_head = MLP(n_in, arc_size, dropout)
@@ -98,32 +104,45 @@ class BiaffineParserModule(nn.Module):
         flat (torch.Tensor): (N, n_in) encoder vectors of all tokens of the batch.
         index (torch.Tensor): (S, L) long, the row of flat for each sentence position,
             -1 on padding.
-        heads (Optional[torch.Tensor]): (S, L) long heads in 0..L (0 = root) at which to
-            score labels; None to decode them from the arc scores with self.decoder.
+        heads (Optional[torch.Tensor]): (S, L) long heads in 0..L (0 = root, j = j-th
+            token) at which to score labels; None to decode them with self.decoder.
         RETURNS: arc logits (S, L, L + 1), label logits (S, L, n_labels), heads (S, L).
         """
         n_sents, max_len = index.shape
+        n_rows = flat.shape[0]
         mask = index >= 0
-        tokens = flat[index.clamp(min=0)] * mask.unsqueeze(-1).to(flat.dtype)
-        root = self.root.expand(n_sents, 1, self.n_in)
-        nodes = torch.cat((root, tokens), dim=1)
-        arc_logits = self.arc_attn(self.arc_dep(tokens), self.arc_head(nodes)).squeeze(1)
-        head_mask = torch.cat((mask.new_ones((n_sents, 1)), mask), dim=1)
-        invalid = ~head_mask.unsqueeze(1).expand(n_sents, max_len, max_len + 1)
+        lengths = mask.sum(dim=1)
+        # Row n_rows of each "with root" matrix is the root.
+        nodes = torch.cat((flat, self.root.unsqueeze(0)), dim=0)
+        safe_index = torch.where(mask, index, torch.full_like(index, n_rows))
+        node_index = torch.cat((safe_index.new_full((n_sents, 1), n_rows), safe_index), dim=1)
+        arc_dep = self.arc_attn.project_x(self.arc_dep(flat))
+        arc_dep = torch.cat((arc_dep, arc_dep.new_zeros((1, arc_dep.shape[1]))), dim=0)
+        arc_head = self.arc_head(nodes)
+        arc_logits = flat.new_full((n_sents, max_len, max_len + 1), MASK_VALUE)
+        for chunk in torch.split(torch.argsort(lengths), self.chunk_size):
+            width = int(lengths[chunk].max())
+            if width == 0:
+                continue
+            dep = arc_dep[safe_index[chunk, :width]]
+            head = arc_head[node_index[chunk, : width + 1]]
+            arc_logits[chunk, :width, : width + 1] = torch.bmm(dep, head.transpose(1, 2))
+        head_valid = torch.cat((mask.new_ones((n_sents, 1)), mask), dim=1)
         positions = torch.arange(max_len + 1)
         self_loops = (positions[1:, None] == positions[None, :]).unsqueeze(0)
-        arc_logits = arc_logits.masked_fill(invalid | self_loops, MASK_VALUE)
+        invalid = ~head_valid.unsqueeze(1) | ~mask.unsqueeze(2) | self_loops
+        arc_logits = arc_logits.masked_fill(invalid, MASK_VALUE)
         if heads is None:
             if self.decoder is None:
                 heads = arc_logits.argmax(dim=-1)
             else:
-                heads = self.decoder(arc_logits.detach(), mask.sum(dim=1))
-        safe_heads = heads.clamp(min=0)
-        label_nodes = self.label_head(nodes)
-        gathered = torch.gather(
-            label_nodes,
-            1,
-            safe_heads.unsqueeze(-1).expand(n_sents, max_len, label_nodes.shape[-1]),
+                heads = self.decoder(arc_logits.detach(), lengths)
+        head_rows = torch.gather(node_index, 1, heads.clamp(min=0))
+        label_dep = self.label_dep(flat)
+        label_head = self.label_head(nodes)
+        token_scores = self.label_attn.pairs(
+            label_dep[index[mask]], label_head[head_rows[mask]]
         )
-        label_logits = self.label_attn.pairwise(self.label_dep(tokens), gathered)
+        label_logits = flat.new_zeros((n_sents, max_len, self.n_labels))
+        label_logits[mask] = token_scores
         return arc_logits, label_logits, heads
