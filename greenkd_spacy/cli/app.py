@@ -22,3 +22,8 @@ def command(name: str, **kwargs) -> Callable[[Callable], Callable]:
         return func
 
     return register
+
+
+@app.callback()
+def _main() -> None:
+    """greenkd-spacy: distilled, pruned, spaCy-native components."""

@@ -1,0 +1,57 @@
+"""Commands: --help explains, and a tiny real run writes a result row."""
+import copy
+
+import spacy
+import srsly
+from spacy.tokens import DocBin
+from typer.testing import CliRunner
+
+from greenkd_spacy.cli import app
+
+from .util import SMALL_PARSER, make_examples, train
+
+runner = CliRunner()
+
+
+def test_help_lists_commands():
+    result = runner.invoke(app, ["--help"])
+    assert result.exit_code == 0
+    assert "bench-parser" in result.output
+
+
+def test_bench_parser_help_explains():
+    result = runner.invoke(app, ["bench-parser", "--help"])
+    assert result.exit_code == 0
+    assert "--gold-pos" in result.output and "words/s" in result.output
+
+
+def test_bench_parser_tiny_run(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
+    examples = make_examples(nlp)
+    train(nlp, examples, steps=150)
+    nlp.to_disk(tmp_path / "model")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
+    out = tmp_path / "results.json"
+    args = [
+        "bench-parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"),
+        "--system", "tiny", "--gold-pos", "--repeats", "1", "--output", str(out),
+    ]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    (row,) = srsly.read_json(out)
+    assert row["system"] == "tiny"
+    assert row["las"] == 100.0 and row["uas"] == 100.0
+    assert row["words"] == 12 and row["words_per_second"] > 0
+    assert row["params"] > 0 and row["disk_bytes"] > 0
+    assert 0.0 <= row["mst_share_of_parse_time"] <= 1.0
+    # rerunning replaces the row of the same system
+    assert runner.invoke(app, args).exit_code == 0
+    assert len(srsly.read_json(out)) == 1
+
+
+def test_bench_parser_missing_data_is_a_clear_error(tmp_path):
+    result = runner.invoke(
+        app, ["bench-parser", str(tmp_path), str(tmp_path / "nope.spacy"), "--system", "x"]
+    )
+    assert result.exit_code != 0
