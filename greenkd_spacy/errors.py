@@ -46,3 +46,45 @@ class Errors(metaclass=ErrorsWithCodes):
         "max_sentence_length must be at least 1, got {value}. Set "
         "[components.{name}.max_sentence_length] to a positive number."
     )
+    E010 = (
+        "The teacher component '{teacher}' ({kind}) cannot teach the student "
+        "'{student}' ({expected}): it does not produce the same head's distributions. "
+        "Map the student to a teacher component of the same kind in "
+        "[distillation.student_to_teacher]."
+    )
+    E011 = (
+        "The label sets of student '{student}' and teacher '{teacher}' differ (in the "
+        "teacher only: {missing}; in the student only: {extra}). The student's labels "
+        "must come from the teacher: remove [initialize.components.{student}.labels] "
+        "from the student config, or retrain the teacher on the student's label set."
+    )
+    E012 = (
+        "{method} expects Example objects, got {type}. Build them as "
+        "Example(student_doc, teacher_doc)."
+    )
+    E013 = (
+        "{method}: example {index} has different tokens in its teacher (reference) and "
+        "student (predicted) docs. Distillation needs the same tokenization on both "
+        "sides: use the same tokenizer, or a corpus reader with gold_tokens = true."
+    )
+    E014 = (
+        "The teacher pipeline '{path}' could not be loaded: {error}. Pass the path of a "
+        "trained pipeline directory (e.g. training/full-goldpos/model-best) or the name "
+        "of an installed pipeline package; train it first with `spacy project run "
+        "train-full-goldpos` if it is missing."
+    )
+    E015 = (
+        "The teacher pipeline has no component '{teacher}' for the student component "
+        "'{student}' (teacher components: {available}). Set "
+        "[distillation.student_to_teacher] in the student config, e.g. "
+        "{{\"{student}\": \"NAME\"}}."
+    )
+    E016 = (
+        "The student config has no [distillation] section. Add one (see "
+        "configs/distill_parser.cfg for an example) with at least corpus, max_steps and "
+        "optimizer."
+    )
+    E017 = (
+        "No student component is distillable (student pipeline: {pipe_names}). Add a "
+        "greenkd component to the student config."
+    )

@@ -31,3 +31,11 @@ class ParserScores(NamedTuple):
     heads: Ints2d  # (S, L): given heads, or the decoded trees at inference
     lengths: Ints1d  # (S,)
     segments: List[Segment]  # what each row is
+
+
+class ParserTargets(NamedTuple):
+    """A teacher's distributions for the same padded segments a student scores."""
+
+    arc_logprobs: Floats3d  # (S, L, L + 1); very negative where the teacher gives no mass
+    label_logprobs: Floats3d  # (S, L, n_labels) at label_heads
+    label_heads: Ints2d  # (S, L): the gold head where known, else the teacher's own

@@ -7,6 +7,7 @@ The commands are typer commands on spaCy's own app, so they show up in `python -
 from typing import Any
 
 from .bench import bench_parser_cli  # noqa: F401  (registers the command)
+from .distill import distill_cli  # noqa: F401
 from .app import app
 
 

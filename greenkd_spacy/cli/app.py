@@ -1,5 +1,5 @@
 """The typer app of `python -m greenkd_spacy` and the bridge to spaCy's CLI."""
-from typing import Callable
+from typing import Callable, Optional
 
 import typer
 from spacy.cli._util import app as spacy_app
@@ -13,12 +13,13 @@ app = typer.Typer(
 )
 
 
-def command(name: str, **kwargs) -> Callable[[Callable], Callable]:
-    """Register a function as `python -m greenkd_spacy NAME` and `spacy greenkd-NAME`."""
+def command(name: str, spacy_name: Optional[str] = None, **kwargs) -> Callable[[Callable], Callable]:
+    """Register a function as `python -m greenkd_spacy NAME` and as `spacy greenkd-NAME`
+    (or `spacy SPACY_NAME` where given)."""
 
     def register(func: Callable) -> Callable:
         app.command(name, **kwargs)(func)
-        spacy_app.command(f"greenkd-{name}", **kwargs)(func)
+        spacy_app.command(spacy_name or f"greenkd-{name}", **kwargs)(func)
         return func
 
     return register

@@ -17,7 +17,8 @@ from thinc.types import Floats2d, Floats3d, Ints2d
 
 from ..errors import Errors
 from ..models.parser import ensure_head
-from ..types import ParserInput, ParserScores, Segment
+from ..types import ParserInput, ParserScores, ParserTargets, Segment
+from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 from .segments import doc_segments
 
 DEFAULT_PARSER_MODEL_CONFIG = """
@@ -80,7 +81,7 @@ def make_parser(
     )
 
 
-class BiaffineParser(TrainablePipe):
+class BiaffineParser(DistillableMixin, TrainablePipe):
     """Predict a head and a dependency label for every token, one tree per sentence.
 
     Sentences come from the doc (gold, a senter, a sentencizer), else from punctuation
@@ -290,6 +291,95 @@ class BiaffineParser(TrainablePipe):
                     continue
                 gold_labels[s, k] = label_index.get(deps[i], -1)
         return segments, (gold_heads, gold_labels)
+
+    # ------------------------------------------------------------------ distill
+
+    def teacher_targets(
+        self, docs: List[Doc], segments: List[Segment], gold_heads: Ints2d
+    ) -> ParserTargets:
+        """As a teacher: head and label distributions for the student's segments.
+
+        Labels are scored at the gold head where the corpus has one, else at this
+        parser's own decoded head, so teacher and student compare the same arcs.
+        docs (List[Doc]): The docs, processed by the teacher's earlier components.
+        segments (List[Segment]): The student's segments (same tokens).
+        gold_heads (Ints2d): (S, L) gold heads, -1 where unknown.
+        RETURNS (ParserTargets): Log-probabilities at temperature 1.
+        """
+        scores = self.model.predict(ParserInput(docs, segments, None))
+        label_heads = numpy.where(gold_heads >= 0, gold_heads, scores.heads)
+        if (gold_heads >= 0).any():
+            scores = self.model.predict(ParserInput(docs, segments, label_heads))
+        return ParserTargets(
+            log_softmax(numpy.asarray(scores.arc_logits, dtype="float32")),
+            log_softmax(numpy.asarray(scores.label_logits, dtype="float32")),
+            label_heads,
+        )
+
+    def distill(
+        self,
+        teacher_pipe: "BiaffineParser",
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Train on the teacher's distributions (paper eq. 3).
+
+        Loss: T^2 KL on head distributions + T^2 KL on label distributions, plus
+        gold_weight x cross-entropy on gold heads and labels where the reference has
+        them (unlabeled text: KL only).
+        teacher_pipe: A greenkd_parser, or anything with the same `teacher_targets`
+            and `labels` (e.g. the on-disk teacher cache).
+        examples (Iterable[Example]): predicted = the student's docs; reference = the
+            same tokens, with gold annotation where available.
+        RETURNS (Dict[str, float]): The updated losses.
+        """
+        if losses is None:
+            losses = {}
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, "BiaffineParser.distill")
+        segments, gold = self._gold(examples)
+        if not segments:
+            return losses
+        docs = [eg.predicted for eg in examples]
+        targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(
+            ParserInput(docs, segments, targets.label_heads)
+        )
+        loss, (d_arc, d_label) = self.get_teacher_student_loss(targets, scores)
+        if self.gold_weight and (gold[0] >= 0).any():
+            gold_loss, (g_arc, g_label) = self._loss(scores, gold)
+            loss += self.gold_weight * gold_loss
+            d_arc = d_arc + self.gold_weight * g_arc
+            d_label = d_label + self.gold_weight * g_label
+        backprop((d_arc, d_label))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_teacher_student_loss(
+        self, teacher_scores: ParserTargets, student_scores: ParserScores
+    ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
+        """KL(teacher || student) on head and on label distributions at temperature T.
+
+        RETURNS (Tuple[float, Tuple[Floats3d, Floats3d]]): The loss and its gradient
+            with respect to the student's arc and label logits.
+        """
+        lengths = student_scores.lengths
+        max_len = student_scores.arc_logits.shape[1]
+        mask = numpy.arange(max_len)[None, :] < numpy.asarray(lengths)[:, None]
+        arc_loss, d_arc = kl_divergence(
+            teacher_scores.arc_logprobs, student_scores.arc_logits, mask, self.temperature
+        )
+        label_loss, d_label = kl_divergence(
+            teacher_scores.label_logprobs, student_scores.label_logits, mask, self.temperature
+        )
+        return arc_loss + label_loss, (d_arc, d_label)
 
     def initialize(
         self,

@@ -1,0 +1,110 @@
+"""The distillation contract every greenkd component follows.
+
+Names and argument order are those of spaCy's v4 development line
+(`TrainablePipe.distill`, `get_teacher_student_loss`, `is_distillable`), so code
+written against it carries over. What the papers need on top: a temperature applied to
+both distributions (the loss is scaled by T^2 so its gradient does not shrink with T),
+and a gold cross-entropy term added where the corpus has gold annotation.
+"""
+from typing import Any, Iterable, Optional, Sequence, Tuple
+
+import numpy
+from spacy.training import Example
+
+from ..errors import Errors
+
+
+def log_softmax(logits: numpy.ndarray, axis: int = -1) -> numpy.ndarray:
+    shifted = logits - logits.max(axis=axis, keepdims=True)
+    return shifted - numpy.log(numpy.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def kl_divergence(
+    teacher_logprobs: numpy.ndarray,
+    student_logits: numpy.ndarray,
+    mask: numpy.ndarray,
+    temperature: float = 1.0,
+) -> Tuple[float, numpy.ndarray]:
+    """T^2 * KL(teacher_T || student_T), averaged over the positions in mask.
+
+    teacher_logprobs (numpy.ndarray): (..., C) teacher log-probabilities at T = 1; -inf
+        (or very negative) where the teacher gives no mass (e.g. outside its top-k).
+    student_logits (numpy.ndarray): (..., C) student logits.
+    mask (numpy.ndarray): (...) bool, positions that count.
+    temperature (float): T, applied to both sides.
+    RETURNS (Tuple[float, numpy.ndarray]): The loss and its gradient with respect to the
+        student logits, T * (q_T - p_T) / n.
+    """
+    n = int(mask.sum())
+    if n == 0:
+        return 0.0, numpy.zeros_like(student_logits)
+    p_log = log_softmax(teacher_logprobs / temperature)
+    q_log = log_softmax(student_logits / temperature)
+    p = numpy.exp(p_log)
+    terms = numpy.where(p > 0, p * (p_log - q_log), 0.0)
+    kl = terms.sum(axis=-1)
+    loss = float((temperature**2) * kl[mask].sum() / n)
+    grad = temperature * (numpy.exp(q_log) - p) * mask[..., None] / n
+    return loss, grad.astype(student_logits.dtype)
+
+
+class DistillableMixin:
+    """Shared parts of `distill()` for greenkd components.
+
+    A component sets ``distill_temperature`` and ``distill_gold_weight`` in its cfg (the
+    distillation loop copies them from the [distillation] section) and implements
+    `distill` and `get_teacher_student_loss`.
+    """
+
+    name: str
+    cfg: dict
+
+    @property
+    def is_distillable(self) -> bool:
+        return True
+
+    @property
+    def temperature(self) -> float:
+        return float(self.cfg.get("distill_temperature", 1.0))
+
+    @property
+    def gold_weight(self) -> float:
+        return float(self.cfg.get("distill_gold_weight", 1.0))
+
+    def check_teacher(self, teacher_pipe: Any) -> None:
+        """Stop before training if the teacher cannot teach this student."""
+        if not hasattr(teacher_pipe, "teacher_targets"):
+            raise ValueError(
+                Errors.E010.format(
+                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
+                    kind=type(teacher_pipe).__name__,
+                    student=self.name,
+                    expected=type(self).__name__,
+                )
+            )
+        teacher_labels = tuple(getattr(teacher_pipe, "labels", ()))
+        own_labels = tuple(getattr(self, "labels", ()))
+        if teacher_labels != own_labels:
+            missing = sorted(set(teacher_labels) - set(own_labels))
+            extra = sorted(set(own_labels) - set(teacher_labels))
+            raise ValueError(
+                Errors.E011.format(
+                    student=self.name,
+                    teacher=teacher_pipe.name,
+                    missing=missing[:10],
+                    extra=extra[:10],
+                )
+            )
+
+
+def validate_distillation_examples(examples: Sequence[Example], method: str) -> None:
+    """Teacher (reference) and student (predicted) docs must have the same tokens."""
+    for i, eg in enumerate(examples):
+        if not isinstance(eg, Example):
+            raise TypeError(Errors.E012.format(method=method, type=type(eg).__name__))
+        if len(eg.reference) != len(eg.predicted) or [t.text for t in eg.reference] != [
+            t.text for t in eg.predicted
+        ]:
+            raise ValueError(Errors.E013.format(method=method, index=i))
+
+

@@ -1,0 +1,344 @@
+"""The teacher -> student loop behind `spacy distill`.
+
+Shaped like spaCy's v4 development line (`training/loop.py:distill`): the student's
+labels come from the teacher, every distillable student pipe computes its loss on a
+batch, the optimizer steps once per batch after all pipes (`finish_update`), and the
+student is evaluated on the gold dev corpus of [training] with averaged parameters.
+On top of it: teacher targets are computed once into an on-disk cache, `model-best`
+and `model-last` are written atomically, and a rerun of the same command resumes from
+`model-last` (weights, step and best score; Adam's moments restart) and the cache.
+"""
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+
+import numpy
+import spacy
+import srsly
+from spacy.language import Language
+from spacy.schemas import ConfigSchemaTraining
+from spacy.training import Example
+from spacy.training.loop import create_evaluation_callback, create_train_batches
+from spacy.util import dot_to_object, fix_random_seed, registry, resolve_dot_names
+from thinc.api import Config, Optimizer
+from tqdm import tqdm
+
+from ..errors import Errors
+from ..pipeline.segments import doc_segments
+from .teacher_cache import (
+    CachedParserTeacher,
+    Fingerprint,
+    TeacherCache,
+    parser_records,
+    shards,
+)
+
+STATE_FILE = "distill_state.json"
+
+
+def load_teacher(teacher: Union[str, Path]) -> Language:
+    try:
+        return spacy.load(teacher)
+    except (OSError, IOError, ValueError) as err:
+        raise ValueError(Errors.E014.format(path=teacher, error=err)) from None
+
+
+def resolve_distillation(config: Config) -> Dict[str, Any]:
+    """The [distillation] section with defaults, its registered blocks resolved."""
+    if "distillation" not in config:
+        raise ValueError(Errors.E016)
+    section = dict(config["distillation"])
+    defaults = {
+        "corpus": "corpora.train",
+        "dropout": 0.0,
+        "max_epochs": 0,
+        "max_steps": 1000,
+        "eval_frequency": 200,
+        "gold_weight": 1.0,
+        "temperature": 1.0,
+        "top_k": 8,
+        "shard_size": 2000,
+        "cache_dir": "teacher_cache",
+        "student_to_teacher": {},
+        "seed": config["training"].get("seed", 0),
+    }
+    for key, value in defaults.items():
+        section.setdefault(key, value)
+    unknown = sorted(set(section) - set(defaults) - {"optimizer", "batcher"})
+    if unknown:
+        raise ValueError(
+            f"(greenkd-spacy) Unknown setting(s) {unknown} in [distillation]. Known: "
+            f"{sorted(set(defaults) | {'optimizer', 'batcher'})}."
+        )
+    for key in ("optimizer", "batcher"):
+        if key not in section:
+            raise ValueError(
+                f"(greenkd-spacy) [distillation.{key}] is missing. Copy the block from "
+                "[training] of a spaCy config (see configs/distill_parser_d20.cfg)."
+            )
+    resolved = registry.resolve({"optimizer": section["optimizer"], "batcher": section["batcher"]})
+    section.update(resolved)
+    if section["temperature"] <= 0:
+        raise ValueError("(greenkd-spacy) [distillation] temperature must be > 0.")
+    return section
+
+
+def pair_components(
+    student: Language, teacher: Language, mapping: Dict[str, str]
+) -> List[Tuple[str, Any, Any]]:
+    """(student name, student pipe, teacher pipe) for every distillable student pipe."""
+    pairs = []
+    for name, pipe in student.pipeline:
+        if not getattr(pipe, "is_distillable", False):
+            continue
+        teacher_name = mapping.get(name, name)
+        if teacher_name not in teacher.pipe_names:
+            raise ValueError(
+                Errors.E015.format(teacher=teacher_name, student=name, available=teacher.pipe_names)
+            )
+        pairs.append((name, pipe, teacher.get_pipe(teacher_name)))
+    if not pairs:
+        raise ValueError(Errors.E017.format(pipe_names=student.pipe_names))
+    return pairs
+
+
+def teacher_fingerprint(
+    teacher: Language, teacher_name: str, examples: Iterable[Example], settings: Dict
+) -> str:
+    """Hash of the teacher's weights (its component and everything before it), the
+    corpus as the student will see it, and the settings that shape the targets."""
+    fingerprint = Fingerprint().update(settings)
+    for name, proc in teacher.pipeline:
+        if hasattr(proc, "to_bytes"):
+            fingerprint.update(name, proc.to_bytes(exclude=["vocab"]))
+        if name == teacher_name:
+            break
+    for eg in examples:
+        doc = eg.predicted
+        fingerprint.update(
+            [t.text for t in doc],
+            [t.pos_ for t in doc],
+            [int(t.is_sent_start or 0) for t in doc] if doc.has_annotation("SENT_START") else 0,
+        )
+    return fingerprint.hexdigest()
+
+
+def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[Any]:
+    """Copies of the student docs, run through the teacher's components before the
+    teacher component (e.g. its transformer, so listeners have their input)."""
+    docs = [doc.copy() for doc in docs]
+    for name, proc in teacher.pipeline:
+        if name == teacher_name:
+            break
+        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+    return docs
+
+
+def annotate_parser(
+    teacher: Language,
+    student_pipe: Any,
+    teacher_pipe: Any,
+    examples: List[Example],
+    cache: TeacherCache,
+    *,
+    top_k: int,
+    shard_size: int,
+    batch_size: int = 64,
+    stderr: IO = sys.stderr,
+) -> Dict[str, float]:
+    """Fill the cache with the teacher's parser targets, shard by shard (resumable)."""
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    n_shards = 0
+    done_before = 0
+    with tqdm(total=len(examples), desc="teacher annotation", unit="doc", file=stderr) as bar:
+        for index, shard in shards(examples, shard_size):
+            n_shards = index + 1
+            if cache.has_shard(index):
+                done_before += len(shard)
+                bar.update(len(shard))
+                continue
+            records: Dict[str, Dict] = {}
+            for b in range(0, len(shard), batch_size):
+                batch = shard[b : b + batch_size]
+                segments, gold = student_pipe._gold(batch)
+                if not segments:
+                    continue
+                docs = teacher_docs(teacher, teacher_pipe.name, [eg.predicted for eg in batch])
+                targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
+                records.update(parser_records(docs, segments, targets, top_k))
+                bar.update(len(batch))
+            cache.write_shard(index, records, {"first_example": index * shard_size})
+    info = {
+        "wall_seconds": time.perf_counter() - start_wall,
+        "cpu_seconds": time.process_time() - start_cpu,
+        "docs": len(examples),
+        "docs_already_cached": done_before,
+    }
+    cache.mark_complete(n_shards, info)
+    return info
+
+
+def save_atomically(nlp: Language, path: Path) -> None:
+    """Write the pipeline next to ``path`` and swap it in with renames."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    old = path.with_name(f".{path.name}.old")
+    shutil.rmtree(tmp, ignore_errors=True)
+    nlp.to_disk(tmp)
+    if path.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_interrupted_save(path: Path) -> None:
+    """If a run died between the two renames of save_atomically, keep the old copy."""
+    old = path.with_name(f".{path.name}.old")
+    if not path.exists() and old.exists():
+        os.replace(old, path)
+
+
+def distill(
+    teacher: Union[str, Path, Language],
+    student_config: Config,
+    output_path: Optional[Path] = None,
+    *,
+    resume: bool = True,
+    stdout: IO = sys.stdout,
+    stderr: IO = sys.stderr,
+) -> Tuple[Language, Dict[str, Any]]:
+    """Distill the teacher pipeline into the student described by its config.
+
+    teacher (Union[str, Path, Language]): Trained teacher pipeline (path or package).
+    student_config (Config): A spaCy training config with a [distillation] section.
+    output_path (Optional[Path]): Where model-best, model-last and the state go.
+    resume (bool): Continue from output_path/model-last if a previous run left one.
+    RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
+    """
+    teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
+    config = student_config.interpolate()
+    D = resolve_distillation(config)
+    fix_random_seed(D["seed"])
+    student = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    T = registry.resolve(student.config.interpolate()["training"], schema=ConfigSchemaTraining)
+    pairs = pair_components(student, teacher_nlp, D["student_to_teacher"])
+    # The student's labels come from the teacher.
+    init_config = student.config
+    for name, _, teacher_pipe in pairs:
+        init_config["initialize"]["components"][name] = {"labels": list(teacher_pipe.labels)}
+    student.config = init_config
+    dot_names = [D["corpus"], T["dev_corpus"]]
+    train_corpus, dev_corpus = resolve_dot_names(student.config, dot_names)
+    train_examples = list(train_corpus(student))
+    student.initialize(lambda: train_examples)
+    for name, pipe, teacher_pipe in pairs:
+        pipe.check_teacher(teacher_pipe)
+        pipe.cfg["distill_temperature"] = D["temperature"]
+        pipe.cfg["distill_gold_weight"] = D["gold_weight"]
+
+    # Teacher pass, once per (teacher, corpus, settings).
+    summary: Dict[str, Any] = {"annotation": {}}
+    teachers = {}
+    for name, pipe, teacher_pipe in pairs:
+        settings = {
+            "kind": type(pipe).__name__,
+            "max_sentence_length": pipe.cfg.get("max_sentence_length"),
+            "top_k": D["top_k"],
+            "labels": list(teacher_pipe.labels),
+        }
+        fingerprint = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_examples, settings)
+        cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
+        if cache.complete:
+            stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
+            summary["annotation"][name] = dict(cache.manifest.get("info", {}), reused=True)
+        else:
+            summary["annotation"][name] = annotate_parser(
+                teacher_nlp, pipe, teacher_pipe, train_examples, cache,
+                top_k=D["top_k"], shard_size=D["shard_size"], stderr=stderr,
+            )
+        teachers[name] = CachedParserTeacher(teacher_pipe.name, teacher_pipe.labels, cache.records())
+
+    # Resume.
+    state = {"step": 0, "best_score": None, "history": []}
+    if output_path is not None:
+        output_path = Path(output_path)
+        output_path.mkdir(parents=True, exist_ok=True)
+        for sub in ("model-last", "model-best"):
+            recover_interrupted_save(output_path / sub)
+        state_path = output_path / STATE_FILE
+        if resume and state_path.exists() and (output_path / "model-last").exists():
+            state = srsly.read_json(state_path)
+            student.from_disk(output_path / "model-last", exclude=["vocab"])
+            stderr.write(f"Resuming from {output_path / 'model-last'} at step {state['step']}.\n")
+
+    optimizer: Optimizer = D["optimizer"]
+    evaluate = create_evaluation_callback(student, dev_corpus, T["score_weights"])
+    batches = create_train_batches(
+        student, lambda nlp: iter(train_examples), D["batcher"], D["max_epochs"]
+    )
+    frozen = set(T["frozen_components"])
+    listened = {
+        name for name, proc in student.pipeline
+        if getattr(proc, "listening_components", None) and name not in frozen
+    }
+    trainable = {
+        name for name, proc in student.pipeline
+        if name not in frozen and hasattr(proc, "finish_update") and (name in teachers or name in listened)
+    }
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    step = 0
+    losses: Dict[str, float] = {}
+    bar = tqdm(total=D["max_steps"] or None, initial=state["step"], desc="distill", unit="step", file=stderr)
+    for epoch, batch in batches:
+        if D["max_steps"] and step >= D["max_steps"]:
+            break
+        step += 1
+        if step <= state["step"]:
+            # Replay the batch order of the interrupted run without training on it.
+            optimizer.step_schedules()
+            continue
+        for name, proc in student.pipeline:
+            if name in teachers:
+                proc.distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
+            elif name in listened:
+                # A shared encoder (tok2vec, transformer) computes its output for the
+                # listeners of the distilled components and gets their gradients.
+                proc.update(batch, drop=D["dropout"], sgd=None, losses=losses)
+        for name, proc in student.pipeline:
+            if name in trainable:
+                proc.finish_update(optimizer)
+        optimizer.step_schedules()
+        bar.update(1)
+        bar.set_postfix({name: f"{losses.get(name, 0.0):.3f}" for name, _, _ in pairs})
+        is_last = bool(D["max_steps"]) and step >= D["max_steps"]
+        if step % D["eval_frequency"] == 0 or is_last:
+            with student.use_params(optimizer.averages):
+                score, scores = evaluate()
+            state["step"] = step
+            row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
+            row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
+            state["history"].append(row)
+            stdout.write(f"step {step} epoch {epoch} score {score:.4f} losses {losses}\n")
+            losses = {}
+            if output_path is not None:
+                with student.use_params(optimizer.averages):
+                    if state["best_score"] is None or score > state["best_score"]:
+                        state["best_score"] = score
+                        save_atomically(student, output_path / "model-best")
+                    save_atomically(student, output_path / "model-last")
+                srsly.write_json(output_path / f".{STATE_FILE}.tmp", state)
+                os.replace(output_path / f".{STATE_FILE}.tmp", output_path / STATE_FILE)
+    bar.close()
+    summary["training"] = {
+        "wall_seconds": time.perf_counter() - start_wall,
+        "cpu_seconds": time.process_time() - start_cpu,
+        "steps": step,
+        "best_score": state["best_score"],
+    }
+    summary["history"] = state["history"]
+    if output_path is not None:
+        srsly.write_json(output_path / "distill_summary.json", summary)
+    return student, summary

@@ -1,0 +1,243 @@
+"""Teacher outputs computed once and kept on disk.
+
+Several students and epochs read the same teacher distributions, so the teacher runs
+once per (teacher, corpus) pair. The cache directory is named by a fingerprint of the
+teacher's weights, the corpus content and the settings that shape the targets; a
+changed teacher or corpus gets a new directory and never reads stale targets.
+
+Layout: ``CACHE_ROOT/<fingerprint>/shard-00000.msgpack`` ... plus ``manifest.json`` with,
+per finished shard, its rows and SHA-256. Each shard and the manifest are written to a
+temporary file and renamed into place, so a killed run leaves either a whole shard or
+none; a shard whose checksum does not match is rebuilt, not trusted.
+
+Parser records are compact: for each token the top-k head log-probabilities (float16)
+with their head indices, the label log-probabilities at the label head, and that head.
+"""
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+from spacy.tokens import Doc
+
+from ..types import ParserTargets, Segment
+
+# Teacher log-probability given to heads outside the cached top-k.
+ABSENT_LOGPROB = -1e4
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same directory, then rename over ``path``."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file_:
+            file_.write(data)
+            file_.flush()
+            os.fsync(file_.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def doc_key(doc: Doc) -> str:
+    """Identify a doc by its words, so any reader of the same corpus finds its row."""
+    return hashlib.sha1("\x1f".join(token.text for token in doc).encode("utf8")).hexdigest()
+
+
+class Fingerprint:
+    """Incremental SHA-256 over everything that determines the teacher targets."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+
+    def update(self, *parts: object) -> "Fingerprint":
+        for part in parts:
+            data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+            self._hash.update(len(data).to_bytes(8, "little"))
+            self._hash.update(data)
+        return self
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+class TeacherCache:
+    """A sharded, checksummed store of per-doc teacher records."""
+
+    def __init__(self, root: Path, fingerprint: str):
+        self.fingerprint = fingerprint
+        self.directory = Path(root) / fingerprint[:20]
+        self.manifest_path = self.directory / "manifest.json"
+        self.manifest = self._read_manifest()
+
+    def _read_manifest(self) -> Dict:
+        if self.manifest_path.exists():
+            try:
+                manifest = srsly.read_json(self.manifest_path)
+                if manifest.get("fingerprint") == self.fingerprint:
+                    return manifest
+            except ValueError:
+                pass
+        return {"fingerprint": self.fingerprint, "shards": {}, "complete": False, "n_shards": None}
+
+    def _write_manifest(self) -> None:
+        atomic_write_bytes(self.manifest_path, srsly.json_dumps(self.manifest, indent=2).encode())
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.manifest.get("complete")) and all(
+            self.has_shard(int(i)) for i in self.manifest["shards"]
+        )
+
+    def shard_path(self, index: int) -> Path:
+        return self.directory / f"shard-{index:05d}.msgpack"
+
+    def has_shard(self, index: int) -> bool:
+        """A shard counts as done only if its bytes match the manifest's checksum."""
+        entry = self.manifest["shards"].get(str(index))
+        path = self.shard_path(index)
+        if entry is None or not path.exists():
+            return False
+        return hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"]
+
+    def write_shard(self, index: int, records: Dict[str, Dict], meta: Optional[Dict] = None) -> None:
+        data = srsly.msgpack_dumps(records)
+        atomic_write_bytes(self.shard_path(index), data)
+        entry = {"rows": len(records), "sha256": hashlib.sha256(data).hexdigest()}
+        if meta:
+            entry.update(meta)
+        self.manifest["shards"][str(index)] = entry
+        self._write_manifest()
+
+    def mark_complete(self, n_shards: int, info: Optional[Dict] = None) -> None:
+        self.manifest["complete"] = True
+        self.manifest["n_shards"] = n_shards
+        if info:
+            self.manifest["info"] = info
+        self._write_manifest()
+
+    def read_shard(self, index: int) -> Dict[str, Dict]:
+        return srsly.msgpack_loads(self.shard_path(index).read_bytes())
+
+    def records(self) -> Dict[str, Dict]:
+        merged: Dict[str, Dict] = {}
+        for index in sorted(int(i) for i in self.manifest["shards"]):
+            merged.update(self.read_shard(index))
+        return merged
+
+
+def shards(items: Iterable, size: int) -> Iterator[Tuple[int, List]]:
+    batch: List = []
+    index = 0
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield index, batch
+            index += 1
+            batch = []
+    if batch:
+        yield index, batch
+
+
+# ---------------------------------------------------------------------- parser records
+
+
+def parser_records(
+    docs: Sequence[Doc], segments: Sequence[Segment], targets: ParserTargets, top_k: int
+) -> Dict[str, Dict]:
+    """Compress padded parser targets into one record per doc."""
+    per_doc: Dict[int, List[int]] = {}
+    for s, (d, _, _) in enumerate(segments):
+        per_doc.setdefault(d, []).append(s)
+    records = {}
+    for d, rows in per_doc.items():
+        bounds, arc_idx, arc_logp, label_logp, label_heads = [], [], [], [], []
+        for s in rows:
+            _, start, end = segments[s]
+            n = end - start
+            k = min(top_k, n + 1) if top_k > 0 else n + 1
+            arcs = targets.arc_logprobs[s, :n, : n + 1]
+            idx = numpy.argsort(-arcs, axis=1)[:, :k]
+            bounds.append((start, end))
+            arc_idx.append(numpy.pad(idx, ((0, 0), (0, max(top_k, k) - k)), constant_values=-1))
+            arc_logp.append(
+                numpy.pad(
+                    numpy.take_along_axis(arcs, idx, axis=1),
+                    ((0, 0), (0, max(top_k, k) - k)),
+                    constant_values=ABSENT_LOGPROB,
+                )
+            )
+            label_logp.append(targets.label_logprobs[s, :n])
+            label_heads.append(targets.label_heads[s, :n])
+        width = max(a.shape[1] for a in arc_idx)
+        arc_idx = [numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1) for a in arc_idx]
+        arc_logp = [
+            numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=ABSENT_LOGPROB)
+            for a in arc_logp
+        ]
+        records[doc_key(docs[d])] = {
+            "segments": [list(b) for b in bounds],
+            "arc_idx": numpy.concatenate(arc_idx).astype("int16"),
+            "arc_logp": numpy.concatenate(arc_logp).astype("float16"),
+            "label_logp": numpy.concatenate(label_logp).astype("float16"),
+            "label_heads": numpy.concatenate(label_heads).astype("int16"),
+        }
+    return records
+
+
+class CachedParserTeacher:
+    """Stands in for a teacher greenkd_parser, answering from cached records."""
+
+    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict]):
+        self.name = name
+        self.labels = tuple(labels)
+        self.records = records
+
+    def teacher_targets(
+        self, docs: List[Doc], segments: List[Segment], gold_heads: numpy.ndarray
+    ) -> ParserTargets:
+        n_sents, max_len = gold_heads.shape
+        n_labels = len(self.labels)
+        arc = numpy.full((n_sents, max_len, max_len + 1), ABSENT_LOGPROB, dtype="float32")
+        label = numpy.zeros((n_sents, max_len, n_labels), dtype="float32")
+        heads = numpy.full((n_sents, max_len), -1, dtype="int64")
+        cursor: Dict[int, Tuple[Dict, Dict[Tuple[int, int], int]]] = {}
+        for s, (d, start, end) in enumerate(segments):
+            if d not in cursor:
+                record = self.records.get(doc_key(docs[d]))
+                if record is None:
+                    raise KeyError(
+                        f"(greenkd-spacy) The teacher cache has no entry for doc {d} "
+                        f"('{docs[d].text[:40]}...'). The cache was built for another "
+                        "corpus: delete the cache directory or rerun `spacy distill`, "
+                        "which rebuilds it."
+                    )
+                offsets, position = {}, 0
+                for a, b in record["segments"]:
+                    offsets[(a, b)] = position
+                    position += b - a
+                cursor[d] = (record, offsets)
+            record, offsets = cursor[d]
+            if (start, end) not in offsets:
+                raise KeyError(
+                    f"(greenkd-spacy) Sentence {start}-{end} of doc {d} is not in the "
+                    "teacher cache: the student segments sentences differently from the "
+                    "run that built it (max_sentence_length?). Delete the cache to rebuild."
+                )
+            n = end - start
+            rows = slice(offsets[(start, end)], offsets[(start, end)] + n)
+            idx = record["arc_idx"][rows].astype("int64")
+            logp = record["arc_logp"][rows].astype("float32")
+            valid = idx >= 0
+            token_rows = numpy.nonzero(valid)[0]
+            arc[s, token_rows, idx[valid]] = logp[valid]
+            label[s, :n] = record["label_logp"][rows]
+            heads[s, :n] = record["label_heads"][rows]
+        return ParserTargets(arc, label, heads)

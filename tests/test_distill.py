@@ -1,0 +1,242 @@
+"""Distillation: the loss, the contract, the cache and the loop."""
+import copy
+
+import numpy
+import pytest
+import spacy
+import srsly
+from spacy.tokens import DocBin
+from thinc.api import Config
+
+from greenkd_spacy.models.sizes import (
+    FULL_PARSER_WIDTHS,
+    parser_parameters,
+    scaled_parser_widths,
+)
+from greenkd_spacy.pipeline.distillable import kl_divergence
+from greenkd_spacy.training.distill import distill
+from greenkd_spacy.training.teacher_cache import TeacherCache
+from greenkd_spacy.util import count_parameters
+
+from .util import SENTENCES, SMALL_PARSER, make_examples, train
+
+STUDENT_CONFIG = """
+[paths]
+train = null
+dev = null
+
+[nlp]
+lang = "en"
+pipeline = ["greenkd_parser"]
+
+[components]
+
+[components.greenkd_parser]
+factory = "greenkd_parser"
+
+[components.greenkd_parser.model]
+@architectures = "greenkd.BiaffineParser.v1"
+arc_mlp_size = 12
+label_mlp_size = 6
+mlp_dropout = 0.0
+
+[components.greenkd_parser.model.tok2vec]
+@architectures = "greenkd.BiLSTMEncoder.v1"
+word_width = 12
+word_rows = 500
+affix_width = 6
+affix_rows = 100
+pos_width = 6
+hidden_width = 12
+depth = 1
+dropout = 0.0
+
+[corpora]
+
+[corpora.train]
+@readers = "greenkd.Corpus.v1"
+path = ${paths.train}
+gold_pos = true
+
+[corpora.dev]
+@readers = "greenkd.Corpus.v1"
+path = ${paths.dev}
+gold_pos = true
+
+[training]
+dropout = 0.0
+
+[distillation]
+corpus = "corpora.train"
+max_steps = 150
+eval_frequency = 50
+top_k = 4
+shard_size = 1
+gold_weight = 0.0
+temperature = 1.0
+cache_dir = null
+
+[distillation.batcher]
+@batchers = "spacy.batch_by_sequence.v1"
+size = 2
+
+[distillation.optimizer]
+@optimizers = "Adam.v1"
+learn_rate = 0.01
+"""
+
+
+def test_kl_is_zero_for_identical_distributions():
+    rng = numpy.random.default_rng(0)
+    logits = rng.normal(size=(2, 3, 5)).astype("float32")
+    logprobs = logits - numpy.log(numpy.exp(logits).sum(-1, keepdims=True))
+    mask = numpy.ones((2, 3), dtype=bool)
+    loss, grad = kl_divergence(logprobs, logits, mask, temperature=2.0)
+    assert loss == pytest.approx(0.0, abs=1e-6)
+    assert numpy.abs(grad).max() < 1e-6
+
+
+@pytest.mark.parametrize("temperature", [1.0, 3.0])
+def test_kl_gradient_matches_finite_differences(temperature):
+    rng = numpy.random.default_rng(1)
+    teacher = rng.normal(size=(1, 2, 4))
+    teacher = teacher - numpy.log(numpy.exp(teacher).sum(-1, keepdims=True))
+    student = rng.normal(size=(1, 2, 4))
+    mask = numpy.array([[True, False]])
+    _, grad = kl_divergence(teacher, student, mask, temperature)
+    eps = 1e-6
+    numeric = numpy.zeros_like(student)
+    for idx in numpy.ndindex(student.shape):
+        plus, minus = student.copy(), student.copy()
+        plus[idx] += eps
+        minus[idx] -= eps
+        numeric[idx] = (
+            kl_divergence(teacher, plus, mask, temperature)[0]
+            - kl_divergence(teacher, minus, mask, temperature)[0]
+        ) / (2 * eps)
+    assert numpy.allclose(grad, numeric, atol=1e-5)
+    assert (grad[0, 1] == 0).all()
+
+
+def test_scaled_widths_hit_the_fraction_and_match_the_built_model():
+    n_labels = 7
+    for fraction in (0.2, 0.4, 0.6, 0.8):
+        widths = scaled_parser_widths(fraction, n_labels)
+        ratio = parser_parameters(widths, n_labels) / parser_parameters(FULL_PARSER_WIDTHS, n_labels)
+        assert abs(ratio - fraction) < 0.01
+    widths = scaled_parser_widths(0.2, n_labels)
+    nlp = spacy.blank("en")
+    model = {
+        "@architectures": "greenkd.BiaffineParser.v1",
+        "arc_mlp_size": widths["arc_mlp_size"],
+        "label_mlp_size": widths["label_mlp_size"],
+        "tok2vec": {
+            "@architectures": "greenkd.BiLSTMEncoder.v1",
+            "word_width": widths["word_width"],
+            "affix_width": widths["affix_width"],
+            "pos_width": widths["pos_width"],
+            "hidden_width": widths["hidden_width"],
+        },
+    }
+    parser = nlp.add_pipe("greenkd_parser", config={"model": model})
+    for label in ["a", "b", "c", "d", "e", "f", "ROOT"]:
+        parser.add_label(label)
+    examples = make_examples(nlp)
+    parser.initialize(lambda: examples, nlp=nlp, labels=["a", "b", "c", "d", "e", "f", "ROOT"])
+    assert count_parameters(parser.model) == parser_parameters(widths, n_labels)
+
+
+@pytest.fixture(scope="module")
+def teacher_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("teacher")
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
+    examples = make_examples(nlp)
+    train(nlp, examples)
+    nlp.to_disk(path / "model")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
+    return path
+
+
+def student_config(teacher_dir, tmp_path, **distillation):
+    config = Config().from_str(STUDENT_CONFIG, interpolate=False)
+    config["paths"]["train"] = str(teacher_dir / "train.spacy")
+    config["paths"]["dev"] = str(teacher_dir / "train.spacy")
+    config["distillation"]["cache_dir"] = str(tmp_path / "cache")
+    config["distillation"].update(distillation)
+    return config
+
+
+def predictions(nlp):
+    out = []
+    for words, _, _, pos in SENTENCES:
+        doc = nlp(spacy.tokens.Doc(nlp.vocab, words=words, pos=pos))
+        out.append(([t.head.i for t in doc], [t.dep_ for t in doc]))
+    return out
+
+
+def test_student_learns_the_teacher_from_kl_alone(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    student, summary = distill(teacher, student_config(teacher_dir, tmp_path), tmp_path / "out")
+    assert predictions(student) == predictions(teacher)
+    assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
+    assert (tmp_path / "out" / "model-best").exists() and (tmp_path / "out" / "model-last").exists()
+    assert predictions(spacy.load(tmp_path / "out" / "model-last")) == predictions(student)
+    assert summary["annotation"]["greenkd_parser"]["docs"] == 2
+    # A second student reuses the cache instead of running the teacher again.
+    _, again = distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2), tmp_path / "out2")
+    assert again["annotation"]["greenkd_parser"]["reused"] is True
+
+
+def test_truncated_cache_shard_is_rebuilt(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=2)
+    distill(teacher, config, tmp_path / "a")
+    (cache_dir,) = [p for p in (tmp_path / "cache").iterdir() if p.is_dir()]
+    shard = cache_dir / "shard-00000.msgpack"
+    shard.write_bytes(shard.read_bytes()[:10])
+    manifest = srsly.read_json(cache_dir / "manifest.json")
+    cache = TeacherCache(tmp_path / "cache", manifest["fingerprint"])
+    assert not cache.has_shard(0) and not cache.complete
+    _, summary = distill(teacher, config, tmp_path / "b")
+    assert "reused" not in summary["annotation"]["greenkd_parser"]
+    assert TeacherCache(tmp_path / "cache", manifest["fingerprint"]).complete
+
+
+def test_resume_continues_from_model_last(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    distill(teacher, student_config(teacher_dir, tmp_path, max_steps=50), tmp_path / "out")
+    state = srsly.read_json(tmp_path / "out" / "distill_state.json")
+    assert state["step"] == 50
+    _, summary = distill(teacher, student_config(teacher_dir, tmp_path, max_steps=150), tmp_path / "out")
+    state = srsly.read_json(tmp_path / "out" / "distill_state.json")
+    assert state["step"] == 150
+    assert [row["step"] for row in state["history"]] == [50, 100, 150]
+
+
+def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path)
+    config["initialize"] = {"components": {"greenkd_parser": {"labels": ["nsubj", "ROOT", "odd"]}}}
+    student_labels = ["nsubj", "ROOT", "odd"]
+    from greenkd_spacy.pipeline.distillable import DistillableMixin
+
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
+    parser.initialize(lambda: make_examples(nlp), nlp=nlp, labels=student_labels)
+    with pytest.raises(ValueError, match="E011"):
+        parser.check_teacher(teacher.get_pipe("greenkd_parser"))
+    assert isinstance(parser, DistillableMixin)
+
+
+def test_missing_teacher_and_component_errors(teacher_dir, tmp_path):
+    with pytest.raises(ValueError, match="E014"):
+        distill(tmp_path / "no-such-teacher", student_config(teacher_dir, tmp_path))
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, student_to_teacher={"greenkd_parser": "parser"})
+    with pytest.raises(ValueError, match="E015"):
+        distill(teacher, config)
+    config = student_config(teacher_dir, tmp_path)
+    del config["distillation"]
+    with pytest.raises(ValueError, match="E016"):
+        distill(teacher, config)
