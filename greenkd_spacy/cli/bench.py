@@ -16,6 +16,14 @@ from ..training.corpus import create_corpus_reader
 from .app import command
 
 
+def command_line() -> str:
+    """The command as a user would type it again."""
+    args = [shlex.quote(a) for a in sys.argv[1:]]
+    if args and args[0] == "greenkd-bench-parser":
+        return " ".join(["python -m spacy"] + args)
+    return " ".join(["python -m greenkd_spacy"] + args)
+
+
 @command("bench-parser")
 def bench_parser_cli(
     model: Path = typer.Argument(..., help="Pipeline directory (or installed package name)"),
@@ -30,6 +38,9 @@ def bench_parser_cli(
     gold_preproc: bool = typer.Option(True, "--gold-preproc/--no-gold-preproc", help="One doc per gold sentence"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
+    distill_summary: Optional[Path] = typer.Option(
+        None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row"
+    ),
 ) -> None:
     """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
     parameters and size on disk, and optionally record them as a JSON row."""
@@ -42,9 +53,15 @@ def bench_parser_cli(
     row = {"system": system}
     row.update(bench_parser(nlp, examples, batch_size=batch_size, repeats=repeats))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
+    if distill_summary is not None and distill_summary.exists():
+        summary = srsly.read_json(distill_summary)
+        row["distillation_cost"] = {
+            "annotation": summary.get("annotation"),
+            "training": summary.get("training"),
+        }
     row["model"] = str(model)
     row["data"] = str(data)
-    row["command"] = " ".join(["python -m spacy greenkd-bench-parser"] + [shlex.quote(a) for a in sys.argv[2:]]) if "greenkd-bench-parser" in sys.argv else " ".join(shlex.quote(a) for a in sys.argv)
+    row["command"] = command_line()
     row["date"] = datetime.date.today().isoformat()
     row["cores"] = os.cpu_count()
     msg.table({k: v for k, v in row.items() if not isinstance(v, list)})

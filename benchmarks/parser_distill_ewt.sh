@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The distillation study of issue 3 on EWT test, one CPU thread, in one run: Full,
+# Base-20..80, D-20..80 (paper setting: gold UPOS), the transformer teacher and its CNN
+# student (realistic setting). Systems whose model is missing are skipped with a note.
+# Usage: bash benchmarks/parser_distill_ewt.sh [BATCH_SIZE]
+set -uo pipefail
+batch=${1:-256}
+out=benchmarks/results/parser_distill_ewt.json
+test=corpus/ud_en/en_ewt-ud-test.spacy
+export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1
+bench() {  # system model [extra args]
+  local system=$1 model=$2; shift 2
+  if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
+  python -m spacy greenkd-bench-parser "$model" "$test" --system "$system" -b "$batch" -o "$out" "$@"
+}
+bench full training/full-goldpos/model-best --gold-pos
+for x in 20 40 60 80; do
+  bench base-$x training/base-$x/model-best --gold-pos
+  bench d-$x training/d-$x/model-best --gold-pos --distill-summary training/d-$x/distill_summary.json
+done
+bench teacher-trf training/teacher-trf/model-best --repeats 1
+bench trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
+bench spacy-cnn training/spacy-cnn/model-best
