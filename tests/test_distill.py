@@ -240,3 +240,15 @@ def test_missing_teacher_and_component_errors(teacher_dir, tmp_path):
     del config["distillation"]
     with pytest.raises(ValueError, match="E016"):
         distill(teacher, config)
+
+
+def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
+    texts = [{"text": "I like green eggs ."}, {"text": "She ate the pizza with anchovies ."}]
+    srsly.write_jsonl(tmp_path / "raw.jsonl", texts)
+    config = student_config(teacher_dir, tmp_path, corpus="corpora.raw", gold_weight=1.0, max_steps=4)
+    config["corpora"]["raw"] = {"@readers": "spacy.JsonlCorpus.v1", "path": str(tmp_path / "raw.jsonl")}
+    teacher = spacy.load(teacher_dir / "model")
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert summary["annotation"]["greenkd_parser"]["docs"] == 2
+    assert summary["training"]["steps"] == 4
+    assert all(t.dep_ for t in student("I like green eggs ."))
