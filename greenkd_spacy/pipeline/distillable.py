@@ -6,7 +6,7 @@ written against it carries over. What the papers need on top: a temperature appl
 both distributions (the loss is scaled by T^2 so its gradient does not shrink with T),
 and a gold cross-entropy term added where the corpus has gold annotation.
 """
-from typing import Any, Iterable, Optional, Sequence, Tuple
+from typing import Any, Sequence, Tuple
 
 import numpy
 from spacy.training import Example

@@ -13,7 +13,7 @@ from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
-from thinc.types import Floats2d, Floats3d, Ints2d
+from thinc.types import Floats3d, Ints2d
 
 from ..errors import Errors
 from ..models.parser import ensure_head

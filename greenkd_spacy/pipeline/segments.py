@@ -7,11 +7,13 @@ sentence longer than ``max_length`` tokens is parsed as consecutive chunks of at
 ``max_length`` tokens, each its own tree, so time and memory stay linear in doc length
 (the biaffine scores are quadratic only within a chunk).
 """
+import warnings
 from typing import Iterable, List, Optional, Sequence
 
 from spacy.pipeline import Sentencizer
 from spacy.tokens import Doc
 
+from ..errors import Warnings
 from ..types import Segment
 
 _SENTENCIZER = Sentencizer()
@@ -41,6 +43,9 @@ def segments_from_starts(
     for start, end in zip(bounds, bounds[1:]):
         if end <= start:
             continue
+        if end - start > max_length:
+            n_chunks = -(-(end - start) // max_length)
+            warnings.warn(Warnings.W001.format(length=end - start, max_length=max_length, n_chunks=n_chunks))
         for _, chunk_start, chunk_end in split_long(start, end, max_length):
             segments.append((doc_index, chunk_start, chunk_end))
     return segments

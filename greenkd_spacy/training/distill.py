@@ -13,21 +13,19 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import IO, Any, Dict, Iterable, List, Optional, Tuple, Union
 
-import numpy
 import spacy
 import srsly
 from spacy.language import Language
 from spacy.schemas import ConfigSchemaTraining
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback, create_train_batches
-from spacy.util import dot_to_object, fix_random_seed, registry, resolve_dot_names
+from spacy.util import fix_random_seed, registry, resolve_dot_names
 from thinc.api import Config, Optimizer
 from tqdm import tqdm
 
 from ..errors import Errors
-from ..pipeline.segments import doc_segments
 from .teacher_cache import (
     CachedParserTeacher,
     Fingerprint,
