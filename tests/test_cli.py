@@ -55,3 +55,23 @@ def test_bench_parser_missing_data_is_a_clear_error(tmp_path):
         app, ["bench-parser", str(tmp_path), str(tmp_path / "nope.spacy"), "--system", "x"]
     )
     assert result.exit_code != 0
+
+
+def test_spacy_evaluate_reports_dependency_scores(tmp_path):
+    import subprocess
+    import sys
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
+    examples = make_examples(nlp, copy_pos=False)
+    train(nlp, examples, steps=100)
+    nlp.to_disk(tmp_path / "model")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "model"),
+         str(tmp_path / "test.spacy"), "--gold-preproc", "--output", str(tmp_path / "m.json")],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    metrics = srsly.read_json(tmp_path / "m.json")
+    assert metrics["dep_uas"] == 1.0 and metrics["dep_las"] == 1.0
