@@ -13,7 +13,7 @@ bench() {  # system model [extra args]
   if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
   python -m spacy greenkd-bench-parser "$model" "$test" --system "$system" -b "$batch" -o "$out" "$@"
 }
-bench full training/full-goldpos/model-best --gold-pos
+bench full training/full-goldpos-annealed/model-best --gold-pos
 for x in 20 40 60 80; do
   bench base-$x training/base-$x/model-best --gold-pos
   bench d-$x training/d-$x/model-best --gold-pos --distill-summary training/d-$x/distill_summary.json
