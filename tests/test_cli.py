@@ -29,7 +29,7 @@ def test_bench_parser_tiny_run(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
     examples = make_examples(nlp)
-    train(nlp, examples, steps=150)
+    train(nlp, examples)
     nlp.to_disk(tmp_path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
     out = tmp_path / "results.json"
@@ -64,7 +64,7 @@ def test_spacy_evaluate_reports_dependency_scores(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
     examples = make_examples(nlp, copy_pos=False)
-    train(nlp, examples, steps=100)
+    train(nlp, examples)
     nlp.to_disk(tmp_path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
     result = subprocess.run(
