@@ -1,14 +1,10 @@
 """Commands: --help explains, and a tiny real run writes a result row."""
-import copy
-
-import spacy
 import srsly
-from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from greenkd_spacy.cli import app
 
-from .util import SMALL_PARSER, make_examples, train
+from .util import save_trained_parser
 
 runner = CliRunner()
 
@@ -26,12 +22,7 @@ def test_bench_parser_help_explains():
 
 
 def test_bench_parser_tiny_run(tmp_path):
-    nlp = spacy.blank("en")
-    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
-    examples = make_examples(nlp)
-    train(nlp, examples)
-    nlp.to_disk(tmp_path / "model")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
+    save_trained_parser(tmp_path, "test.spacy")
     out = tmp_path / "results.json"
     args = [
         "bench-parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"),
@@ -61,12 +52,7 @@ def test_spacy_evaluate_reports_dependency_scores(tmp_path):
     import subprocess
     import sys
 
-    nlp = spacy.blank("en")
-    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
-    examples = make_examples(nlp, copy_pos=False)
-    train(nlp, examples)
-    nlp.to_disk(tmp_path / "model")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "test.spacy")
+    save_trained_parser(tmp_path, "test.spacy", copy_pos=False)
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "model"),
          str(tmp_path / "test.spacy"), "--gold-preproc", "--output", str(tmp_path / "m.json")],

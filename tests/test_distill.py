@@ -5,7 +5,6 @@ import numpy
 import pytest
 import spacy
 import srsly
-from spacy.tokens import DocBin
 from thinc.api import Config
 
 from greenkd_spacy.models.sizes import (
@@ -18,7 +17,7 @@ from greenkd_spacy.training.distill import distill
 from greenkd_spacy.training.teacher_cache import TeacherCache
 from greenkd_spacy.util import count_parameters
 
-from .util import SENTENCES, SMALL_PARSER, make_examples, train
+from .util import SENTENCES, SMALL_PARSER, make_examples, save_trained_parser
 
 STUDENT_CONFIG = """
 [paths]
@@ -149,12 +148,7 @@ def test_scaled_widths_hit_the_fraction_and_match_the_built_model():
 @pytest.fixture(scope="module")
 def teacher_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("teacher")
-    nlp = spacy.blank("en")
-    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
-    examples = make_examples(nlp)
-    train(nlp, examples)
-    nlp.to_disk(path / "model")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
+    save_trained_parser(path, "train.spacy")
     return path
 
 

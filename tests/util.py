@@ -1,8 +1,11 @@
 """Tiny in-memory treebank for component tests."""
+import copy
+from pathlib import Path
 from typing import List
 
 from spacy.language import Language
-from spacy.tokens import Doc
+import spacy
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
@@ -60,3 +63,14 @@ def train(nlp: Language, examples: List[Example], steps: int = 200) -> float:
         losses = {}
         nlp.update(examples, sgd=optimizer, losses=losses)
     return sum(losses.values())
+
+
+def save_trained_parser(path: Path, data_name: str, copy_pos: bool = True) -> None:
+    """Train the tiny parser on SENTENCES; save it as path/model and the gold docs as
+    path/data_name (a .spacy file)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
+    examples = make_examples(nlp, copy_pos=copy_pos)
+    train(nlp, examples)
+    nlp.to_disk(path / "model")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(path / data_name)
