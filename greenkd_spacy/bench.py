@@ -10,6 +10,7 @@ from spacy.pipeline.dep_parser import parser_score
 from spacy.scorer import Scorer
 from spacy.training import Example
 
+from .models.torch_bridge import module_of
 from .util import count_parameters
 
 
@@ -36,7 +37,7 @@ class DecoderTimer:
             model = getattr(pipe, "model", None)
             if model is None or model.name != "greenkd_biaffine_parser" or len(model.layers) < 2:
                 continue
-            module = model.layers[1].shims[0]._model
+            module = module_of(model.layers[1])
             self.wrapped.append((module, module.decoder))
             module.decoder = self._timed(module.decoder)
 

@@ -18,11 +18,6 @@ class Warnings(metaclass=ErrorsWithCodes):
 
 
 class Errors(metaclass=ErrorsWithCodes):
-    E001 = (
-        "The component '{name}' has no labels. Initialize it with training data "
-        "that has dependency annotation (heads and dep labels), or pass labels to "
-        "initialize: [initialize.components.{name}.labels]."
-    )
     E002 = (
         "The encoder of '{name}' gave vectors of width {got}, but the biaffine head "
         "was built for width {expected}. Either set the head's width to match the "
@@ -36,10 +31,6 @@ class Errors(metaclass=ErrorsWithCodes):
     E004 = (
         "Corpus path '{path}' does not exist. Convert the data first (`spacy project "
         "run convert-en` or convert-ta) or fix the path in the config's [paths] section."
-    )
-    E005 = (
-        "Unknown label '{label}' in the annotation given to '{name}'. The component "
-        "knows {n_labels} labels; re-initialize it on data that contains this label."
     )
     E006 = (
         "max_sentence_length must be at least 1, got {value}. Set "
