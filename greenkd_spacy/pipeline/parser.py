@@ -306,10 +306,17 @@ class BiaffineParser(DistillableMixin, TrainablePipe):
         gold_heads (Ints2d): (S, L) gold heads, -1 where unknown.
         RETURNS (ParserTargets): Log-probabilities at temperature 1.
         """
-        scores = self.model.predict(ParserInput(docs, segments, None))
-        label_heads = numpy.where(gold_heads >= 0, gold_heads, scores.heads)
-        if (gold_heads >= 0).any():
-            scores = self.model.predict(ParserInput(docs, segments, label_heads))
+        lengths = numpy.asarray([end - start for _, start, end in segments])
+        is_token = numpy.arange(gold_heads.shape[1])[None, :] < lengths[:, None]
+        if (gold_heads[is_token] >= 0).all():
+            # Every token has a gold head: one pass scores labels there.
+            scores = self.model.predict(ParserInput(docs, segments, gold_heads))
+            label_heads = gold_heads
+        else:
+            scores = self.model.predict(ParserInput(docs, segments, None))
+            label_heads = numpy.where(gold_heads >= 0, gold_heads, scores.heads)
+            if (gold_heads >= 0).any():
+                scores = self.model.predict(ParserInput(docs, segments, label_heads))
         return ParserTargets(
             log_softmax(numpy.asarray(scores.arc_logits, dtype="float32")),
             log_softmax(numpy.asarray(scores.label_logits, dtype="float32")),

@@ -166,14 +166,8 @@ def parser_records(
             arcs = targets.arc_logprobs[s, :n, : n + 1]
             idx = numpy.argsort(-arcs, axis=1)[:, :k]
             bounds.append((start, end))
-            arc_idx.append(numpy.pad(idx, ((0, 0), (0, max(top_k, k) - k)), constant_values=-1))
-            arc_logp.append(
-                numpy.pad(
-                    numpy.take_along_axis(arcs, idx, axis=1),
-                    ((0, 0), (0, max(top_k, k) - k)),
-                    constant_values=ABSENT_LOGPROB,
-                )
-            )
+            arc_idx.append(idx)
+            arc_logp.append(numpy.take_along_axis(arcs, idx, axis=1))
             label_logp.append(targets.label_logprobs[s, :n])
             label_heads.append(targets.label_heads[s, :n])
         width = max(a.shape[1] for a in arc_idx)
