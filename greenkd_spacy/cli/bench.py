@@ -41,6 +41,9 @@ def bench_parser_cli(
     distill_summary: Optional[Path] = typer.Option(
         None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row"
     ),
+    train_cost: Optional[Path] = typer.Option(
+        None, "--train-cost", help="JSON written by scripts/timed.py around the training command(s); a list of files is summed"
+    ),
 ) -> None:
     """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
     parameters and size on disk, and optionally record them as a JSON row."""
@@ -59,6 +62,12 @@ def bench_parser_cli(
             "annotation": summary.get("annotation"),
             "training": summary.get("training"),
         }
+        row["teacher_annotation_cpu_seconds"] = (summary.get("annotation") or {}).get("cpu_seconds")
+        row["train_cpu_seconds"] = (summary.get("training") or {}).get("cpu_seconds")
+    if train_cost is not None and train_cost.exists():
+        cost = srsly.read_json(train_cost)
+        row["train_cpu_seconds"] = cost["cpu_seconds"]
+        row["train_wall_seconds"] = cost["wall_seconds"]
     row["model"] = str(model)
     row["data"] = str(data)
     row["command"] = command_line()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Train the systems of the distillation study (issue 3) on UD English-EWT under step
+# budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
+# CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
+# Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
+# Stages: full anneal base-20 base-40 base-60 base-80 d-20 d-40 d-60 d-80 teacher-trf trf-cnn spacy-cnn
+# Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS
+set -euo pipefail
+export HF_HUB_OFFLINE=1
+FULL_STEPS=${FULL_STEPS:-3000}
+ANNEAL_STEPS=${ANNEAL_STEPS:-400}
+STUDENT_STEPS=${STUDENT_STEPS:-3000}
+TEACHER_STEPS=${TEACHER_STEPS:-2000}
+CNN_STEPS=${CNN_STEPS:-3000}
+SPACY_STEPS=${SPACY_STEPS:-6000}
+data="--paths.train corpus/ud_en/en_ewt-ud-train.spacy --paths.dev corpus/ud_en/en_ewt-ud-dev.spacy"
+full=training/full-goldpos-annealed/model-best
+timed() {  # name command...
+  local name=$1; shift
+  echo "== $(date -Is) $name: $*"
+  python scripts/timed.py "training/$name/train_cost.json" -- "$@"
+  echo "== $(date -Is) $name done"
+}
+for stage in "$@"; do
+  case $stage in
+    full) timed full-goldpos python -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
+    anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
+    base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency 200 ;;
+    d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
+    teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
+    trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
+    spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
+    *) echo "unknown stage $stage" >&2; exit 2 ;;
+  esac
+done

@@ -1,0 +1,38 @@
+"""Run a command and record its wall-clock and CPU time (user + system, children included).
+
+Why: `spacy train` does not report what a training cost; the distillation study compares
+training cost of Base-x and D-x, so every training is run through this wrapper.
+
+Usage: python scripts/timed.py OUT.json -- COMMAND [ARGS...]
+"""
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+
+def main(argv: list) -> int:
+    if len(argv) < 3 or argv[1] != "--":
+        sys.exit("usage: python scripts/timed.py OUT.json -- COMMAND [ARGS...]")
+    out, command = argv[0], argv[2:]
+    start = time.perf_counter()
+    code = subprocess.call(command)
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    record = {
+        "command": " ".join(command),
+        "exit_code": code,
+        "wall_seconds": round(time.perf_counter() - start, 1),
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+        "cores": os.cpu_count(),
+        "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+    }
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w", encoding="utf8") as file_:
+        json.dump(record, file_, indent=2)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
