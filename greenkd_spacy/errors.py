@@ -78,3 +78,33 @@ class Errors(metaclass=ErrorsWithCodes):
         "No student component is distillable (student pipeline: {pipe_names}). Add a "
         "greenkd component to the student config."
     )
+    E020 = (
+        "The n-gram corpus '{path}' given to '{name}' does not exist. Fix "
+        "[initialize.components.{name}.ngram_corpus] (a .txt, .txt.gz, .jsonl or "
+        ".jsonl.gz file or a directory of them), or set it to null to count n-grams of "
+        "the training corpus only."
+    )
+    E021 = (
+        "'{name}' found no n-gram in its training corpus: every doc is empty. Check "
+        "[paths.train] and that the corpus has text."
+    )
+    E022 = (
+        "The teacher cache has no class probabilities for the doc '{text}...'. The cache "
+        "was built for another corpus: delete the cache directory, or rerun `spacy "
+        "distill`, which rebuilds it."
+    )
+    E023 = (
+        "Text file or directory '{path}' does not exist. Fix the path in the config (or "
+        "on the command line), or run the project's assets/convert step first."
+    )
+    E024 = "{path}, line {line}: not valid JSON ({error}). Fix or delete the line."
+    E025 = (
+        "{path}, line {line}: the record has no string field '{key}'. Set text_key to "
+        "the field that holds the text."
+    )
+    E026 = (
+        "{path}, line {line}: the bytes are not valid text in the expected encoding "
+        "({error}). Re-encode the file as UTF-8 (TREC files are latin-1: use --format trec)."
+    )
+    E027 = "Unknown labeled-data format '{fmt}'. Choose one of {formats}."
+    E028 = "{path}, line {line}: expected {expected}, got '{got}'. Fix or delete the line."

@@ -82,6 +82,11 @@ class DistillableMixin:
                     expected=type(self).__name__,
                 )
             )
+        self.check_labels(teacher_pipe)
+
+    def check_labels(self, teacher_pipe: Any) -> None:
+        """Student and teacher must have the same labels in the same order: the cached
+        teacher distributions are indexed by label position."""
         teacher_labels = tuple(getattr(teacher_pipe, "labels", ()))
         own_labels = tuple(getattr(self, "labels", ()))
         if teacher_labels != own_labels:

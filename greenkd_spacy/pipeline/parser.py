@@ -1,7 +1,7 @@
 """greenkd_parser: a biaffine dependency parser with Chu-Liu/Edmonds decoding."""
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
 import srsly
@@ -17,6 +17,7 @@ from thinc.types import Floats3d, Ints2d
 
 from ..errors import Errors
 from ..models.parser import ensure_head
+from ..training.teacher_cache import CachedParserTeacher, parser_records
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 from .segments import doc_segments
@@ -387,6 +388,24 @@ class BiaffineParser(DistillableMixin, TrainablePipe):
             teacher_scores.label_logprobs, student_scores.label_logits, mask, self.temperature
         )
         return arc_loss + label_loss, (d_arc, d_label)
+
+    def teacher_settings(self) -> Dict:
+        """What, besides the teacher and the corpus, shapes the cached targets."""
+        return {"kind": "parser", "max_sentence_length": self.cfg["max_sentence_length"]}
+
+    def teacher_records(
+        self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
+    ) -> Dict[str, Dict]:
+        """The teacher's head and label distributions for a batch, compressed to the
+        top-k heads per token, one cache record per doc (see teacher_cache)."""
+        segments, gold = self._gold(examples)
+        if not segments:
+            return {}
+        targets = teacher_pipe.teacher_targets(teacher_docs, segments, gold[0])
+        return parser_records(teacher_docs, segments, targets, top_k)
+
+    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> CachedParserTeacher:
+        return CachedParserTeacher(teacher_pipe.name, teacher_pipe.labels, records)
 
     def initialize(
         self,

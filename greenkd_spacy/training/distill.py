@@ -26,13 +26,7 @@ from thinc.api import Config, Optimizer
 from tqdm import tqdm
 
 from ..errors import Errors
-from .teacher_cache import (
-    CachedParserTeacher,
-    Fingerprint,
-    TeacherCache,
-    parser_records,
-    shards,
-)
+from .teacher_cache import Fingerprint, TeacherCache, shards
 
 STATE_FILE = "distill_state.json"
 
@@ -135,11 +129,11 @@ def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[
     return docs
 
 
-def annotate_parser(
+def annotate(
     teacher: Language,
     student_pipe: Any,
     teacher_pipe: Any,
-    examples: List[Example],
+    examples: Iterable[Example],
     cache: TeacherCache,
     *,
     top_k: int,
@@ -147,13 +141,20 @@ def annotate_parser(
     batch_size: int = 64,
     stderr: IO = sys.stderr,
 ) -> Dict[str, float]:
-    """Fill the cache with the teacher's parser targets, shard by shard (resumable)."""
+    """Stream the corpus through the teacher into the cache, shard by shard.
+
+    What a record holds is the student component's business (`teacher_records`); this
+    loop only runs the teacher's earlier components, writes finished shards atomically
+    and skips shards a previous (interrupted) run already wrote.
+    """
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     n_shards = 0
+    n_docs = 0
     done_before = 0
-    with tqdm(total=len(examples), desc="teacher annotation", unit="doc", file=stderr) as bar:
+    with tqdm(desc="teacher annotation", unit="doc", file=stderr) as bar:
         for index, shard in shards(examples, shard_size):
             n_shards = index + 1
+            n_docs += len(shard)
             if cache.has_shard(index):
                 done_before += len(shard)
                 bar.update(len(shard))
@@ -161,18 +162,14 @@ def annotate_parser(
             records: Dict[str, Dict] = {}
             for b in range(0, len(shard), batch_size):
                 batch = shard[b : b + batch_size]
-                segments, gold = student_pipe._gold(batch)
-                if not segments:
-                    continue
                 docs = teacher_docs(teacher, teacher_pipe.name, [eg.predicted for eg in batch])
-                targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
-                records.update(parser_records(docs, segments, targets, top_k))
+                records.update(student_pipe.teacher_records(teacher_pipe, docs, batch, top_k))
                 bar.update(len(batch))
-            cache.write_shard(index, records, {"first_example": index * shard_size})
+            cache.write_shard(index, records, {"first_example": index * shard_size, "examples": len(shard)})
     info = {
         "wall_seconds": time.perf_counter() - start_wall,
         "cpu_seconds": time.process_time() - start_cpu,
-        "docs": len(examples),
+        "docs": n_docs,
         "docs_already_cached": done_before,
     }
     cache.mark_complete(n_shards, info)
@@ -226,12 +223,16 @@ def distill(
     # The student's labels come from the teacher.
     init_config = student.config
     for name, _, teacher_pipe in pairs:
-        init_config["initialize"]["components"][name] = {"labels": list(teacher_pipe.labels)}
+        settings = dict(init_config["initialize"]["components"].get(name) or {})
+        settings["labels"] = list(teacher_pipe.labels)
+        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
+        if positive_label:
+            settings["positive_label"] = positive_label
+        init_config["initialize"]["components"][name] = settings
     student.config = init_config
     dot_names = [D["corpus"], T["dev_corpus"]]
     train_corpus, dev_corpus = resolve_dot_names(student.config, dot_names)
-    train_examples = list(train_corpus(student))
-    student.initialize(lambda: train_examples)
+    student.initialize(lambda: train_corpus(student))
     for name, pipe, teacher_pipe in pairs:
         pipe.check_teacher(teacher_pipe)
         pipe.cfg["distill_temperature"] = D["temperature"]
@@ -241,23 +242,18 @@ def distill(
     summary: Dict[str, Any] = {"annotation": {}}
     teachers = {}
     for name, pipe, teacher_pipe in pairs:
-        settings = {
-            "kind": type(pipe).__name__,
-            "max_sentence_length": pipe.cfg.get("max_sentence_length"),
-            "top_k": D["top_k"],
-            "labels": list(teacher_pipe.labels),
-        }
-        fingerprint = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_examples, settings)
+        settings = dict(pipe.teacher_settings(), top_k=D["top_k"], labels=list(teacher_pipe.labels))
+        fingerprint = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_corpus(student), settings)
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         if cache.complete:
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
             summary["annotation"][name] = dict(cache.manifest.get("info", {}), reused=True)
         else:
-            summary["annotation"][name] = annotate_parser(
-                teacher_nlp, pipe, teacher_pipe, train_examples, cache,
+            summary["annotation"][name] = annotate(
+                teacher_nlp, pipe, teacher_pipe, train_corpus(student), cache,
                 top_k=D["top_k"], shard_size=D["shard_size"], stderr=stderr,
             )
-        teachers[name] = CachedParserTeacher(teacher_pipe.name, teacher_pipe.labels, cache.records())
+        teachers[name] = pipe.cached_teacher(teacher_pipe, cache.records())
 
     # Resume.
     state = {"step": 0, "best_score": None, "history": []}
@@ -275,7 +271,7 @@ def distill(
     optimizer: Optimizer = D["optimizer"]
     evaluate = create_evaluation_callback(student, dev_corpus, T["score_weights"])
     batches = create_train_batches(
-        student, lambda nlp: iter(train_examples), D["batcher"], D["max_epochs"]
+        student, train_corpus, D["batcher"], D["max_epochs"]
     )
     frozen = set(T["frozen_components"])
     listened = {

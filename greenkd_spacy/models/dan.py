@@ -1,0 +1,127 @@
+"""greenkd.DAN.v1: the sparse n-gram Deep Averaging Network as a thinc model.
+
+Input: docs; output: one row of class logits per doc. The n-gram vocabulary (an
+NgramTable in attrs["ngrams"]) is built by the component at initialize from the training
+corpus plus an optional unlabeled corpus, so the torch module is created only then, with
+as many embedding rows as n-grams were kept.
+"""
+from typing import List, Optional, Tuple
+
+import numpy
+import torch
+from spacy.tokens import Doc
+from spacy.util import registry
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.types import Floats2d
+
+from .ngrams import NgramTable
+from .pytorch.dan import DANModule
+from .torch_bridge import sync_dropout
+
+
+@registry.architectures("greenkd.DAN.v1")
+def build_dan(
+    max_ngrams: int = 262144,
+    ngram_size: int = 4,
+    width: int = 256,
+    hidden_width: int = 256,
+    dropout: float = 0.0,
+    lowercase: bool = True,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """Build a DAN over 1..ngram_size-grams of the doc's tokens.
+
+    max_ngrams (int): |V|, rows of the embedding table (the paper: 1,000,000).
+    ngram_size (int): Longest n-gram (the paper: 4).
+    width (int): d_e, the embedding width (the paper: 1,000).
+    hidden_width (int): Width of the first dense layer.
+    dropout (float): Dropout on the pooled vector and the hidden layer; [training]
+        dropout overrides it.
+    lowercase (bool): Lowercase words before making n-grams.
+    nO (Optional[int]): Number of classes; set by the component at initialize.
+    RETURNS (Model[List[Doc], Floats2d]): Class logits, one row per doc.
+    """
+    if max_ngrams < 1 or ngram_size < 1 or width < 1 or hidden_width < 1:
+        raise ValueError(
+            "(greenkd-spacy) greenkd.DAN.v1 needs max_ngrams, ngram_size, width and "
+            f"hidden_width >= 1, got {max_ngrams}, {ngram_size}, {width}, {hidden_width}."
+        )
+    return Model(
+        "greenkd_dan",
+        forward,
+        init=init,
+        dims={"nO": nO},
+        attrs={
+            "ngrams": NgramTable(ngram_range=(1, ngram_size), lowercase=lowercase),
+            "max_ngrams": max_ngrams,
+            "width": width,
+            "hidden_width": hidden_width,
+            "dropout_rate": dropout,
+        },
+    )
+
+
+def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
+    """Create the torch module for this table size and class count, unless one of
+    that shape exists (thinc loads weights only into a model of the right shape)."""
+    if model.layers:
+        module = model.layers[0].shims[0]._model
+        if module.embed.num_embeddings == max(1, n_rows) and module.output.out_features == n_classes:
+            return
+        model.layers.pop()
+    module = DANModule(
+        n_rows,
+        model.attrs["width"],
+        model.attrs["hidden_width"],
+        n_classes,
+        model.attrs["dropout_rate"],
+    )
+    layer = PyTorchWrapper_v2(module, convert_inputs=_inputs, convert_outputs=_outputs)
+    layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]
+    model.layers.append(layer)
+    model.set_dim("nO", n_classes, force=True)
+
+
+def dan_module(model: Model) -> DANModule:
+    if not model.layers:
+        raise ValueError(
+            "(greenkd-spacy) The DAN has no weights yet: initialize the component "
+            "(nlp.initialize() or `spacy train`) before using it."
+        )
+    return model.layers[0].shims[0]._model
+
+
+def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = None) -> Model:
+    if model.has_dim("nO") is not True and Y is not None:
+        model.set_dim("nO", Y.shape[1])
+    ensure_dan(model, len(model.attrs["ngrams"]), model.get_dim("nO"))
+    return model
+
+
+def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, callable]:
+    dan_module(model)
+    layer = model.layers[0]
+    ids, offsets = model.attrs["ngrams"].batch_ids(docs)
+    logits, backprop_layer = layer((ids, offsets), is_train)
+
+    def backprop(d_logits: Floats2d) -> List[Doc]:
+        backprop_layer(d_logits)
+        return docs
+
+    return logits, backprop
+
+
+def _inputs(model: Model, X: Tuple[numpy.ndarray, numpy.ndarray], is_train: bool):
+    sync_dropout(model)
+    ids, offsets = X
+    args = (torch.from_numpy(ids), torch.from_numpy(offsets))
+    return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: X
+
+
+def _outputs(model: Model, inputs_outputs: Tuple, is_train: bool):
+    _, logits_t = inputs_outputs
+
+    def backprop(d_logits: Floats2d) -> ArgsKwargs:
+        return ArgsKwargs(args=(logits_t,), kwargs={"grad_tensors": xp2torch(d_logits)})
+
+    return torch2xp(logits_t), backprop

@@ -1,0 +1,452 @@
+"""greenkd_textcat and greenkd_textcat_multilabel: the sparse n-gram DAN as a spaCy text
+classifier (sparse-distillation-dan.md).
+
+Both subclass spaCy's own text categorizers, so labels, `doc.cats`, `positive_label`,
+the threshold and the textcat scorers behave exactly as in spaCy. What differs:
+- the model is greenkd.DAN.v1 and outputs logits; predict applies softmax (exclusive
+  classes) or a sigmoid (multi-label), and training uses cross-entropy instead of
+  spaCy's squared error;
+- the n-gram vocabulary is built at initialize from the training corpus plus an
+  optional unlabeled corpus (`[initialize.components.NAME] ngram_corpus`);
+- the embedding table gets sparse gradients and is updated with torch's SparseAdam, the
+  dense layers with the training optimizer (the paper's hybrid optimizer, 2.5);
+- `distill()` learns from a teacher text classifier (spaCy's `textcat` over a
+  transformer, or another greenkd_textcat): KL on the class distribution at temperature
+  T, plus cross-entropy on gold labels where a doc has them.
+"""
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+
+import numpy
+import srsly
+import torch
+from spacy.language import Language
+from spacy.pipeline.textcat import TextCategorizer
+from spacy.pipeline.textcat_multilabel import MultiLabel_TextCategorizer
+from spacy.tokens import Doc
+from spacy.training import Example, validate_examples, validate_get_examples
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+from thinc.types import Floats2d
+
+from ..errors import Errors
+from ..models.dan import dan_module, ensure_dan
+from ..models.ngrams import NgramTable
+from ..training.text_corpus import iter_texts
+from ..training.teacher_cache import doc_key
+from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
+
+DEFAULT_DAN_MODEL_CONFIG = """
+[model]
+@architectures = "greenkd.DAN.v1"
+max_ngrams = 262144
+ngram_size = 4
+width = 256
+hidden_width = 256
+dropout = 0.0
+lowercase = true
+"""
+DEFAULT_DAN_MODEL = Config().from_str(DEFAULT_DAN_MODEL_CONFIG)["model"]
+MIN_PROB = 1e-7
+
+
+@Language.factory(
+    "greenkd_textcat",
+    assigns=["doc.cats"],
+    default_config={
+        "model": DEFAULT_DAN_MODEL,
+        "threshold": 0.0,
+        "scorer": {"@scorers": "spacy.textcat_scorer.v2"},
+    },
+    default_score_weights={
+        "cats_score": 1.0,
+        "cats_score_desc": None,
+        "cats_micro_p": None,
+        "cats_micro_r": None,
+        "cats_micro_f": None,
+        "cats_macro_p": None,
+        "cats_macro_r": None,
+        "cats_macro_f": None,
+        "cats_macro_auc": None,
+        "cats_f_per_type": None,
+    },
+)
+def make_textcat(
+    nlp: Language, name: str, model: Model[List[Doc], Floats2d], threshold: float, scorer: Optional[Callable]
+) -> "DANTextCategorizer":
+    """A text classifier with exclusive classes (one label per doc), a sparse n-gram DAN.
+
+    model (Model[List[Doc], Floats2d]): greenkd.DAN.v1 (class logits per doc).
+    threshold (float): Cutoff for the scorer's P/R/F (as in spaCy's textcat).
+    scorer (Optional[Callable]): spaCy's textcat scorer by default.
+    """
+    return DANTextCategorizer(nlp.vocab, model, name, threshold=threshold, scorer=scorer)
+
+
+@Language.factory(
+    "greenkd_textcat_multilabel",
+    assigns=["doc.cats"],
+    default_config={
+        "model": DEFAULT_DAN_MODEL,
+        "threshold": 0.5,
+        "scorer": {"@scorers": "spacy.textcat_multilabel_scorer.v2"},
+    },
+    default_score_weights={
+        "cats_score": 1.0,
+        "cats_score_desc": None,
+        "cats_micro_p": None,
+        "cats_micro_r": None,
+        "cats_micro_f": None,
+        "cats_macro_p": None,
+        "cats_macro_r": None,
+        "cats_macro_f": None,
+        "cats_macro_auc": None,
+        "cats_f_per_type": None,
+    },
+)
+def make_multilabel_textcat(
+    nlp: Language, name: str, model: Model[List[Doc], Floats2d], threshold: float, scorer: Optional[Callable]
+) -> "DANMultiLabelTextCategorizer":
+    """A multi-label text classifier (any number of labels per doc), a sparse n-gram DAN.
+
+    model (Model[List[Doc], Floats2d]): greenkd.DAN.v1 (label logits per doc).
+    threshold (float): Probability above which a label counts as predicted.
+    scorer (Optional[Callable]): spaCy's multi-label textcat scorer by default.
+    """
+    return DANMultiLabelTextCategorizer(nlp.vocab, model, name, threshold=threshold, scorer=scorer)
+
+
+class DANMixin(DistillableMixin):
+    """What both DAN text classifiers share; the subclass fixes `multilabel`."""
+
+    multilabel: bool = False
+    model: Model
+    vocab: Vocab
+    cfg: Dict[str, Any]
+    _sparse_optimizer: Optional[torch.optim.SparseAdam] = None
+
+    # ------------------------------------------------------------------ predict
+
+    def _probs(self, logits: numpy.ndarray) -> numpy.ndarray:
+        logits = numpy.asarray(logits, dtype="float32")
+        if self.multilabel:
+            return 1.0 / (1.0 + numpy.exp(-logits))
+        return numpy.exp(log_softmax(logits))
+
+    def predict(self, docs: Iterable[Doc]) -> Floats2d:
+        """Class probabilities, one row per doc. A doc with no known n-gram (empty,
+        whitespace only, all out of vocabulary) gets the model's prior from its biases."""
+        docs = list(docs)
+        if not docs:
+            return numpy.zeros((0, len(self.labels)), dtype="float32")
+        return self._probs(self.model.predict(docs))
+
+    # ------------------------------------------------------------------ train
+
+    def update(
+        self,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Cross-entropy on the gold labels (softmax or per-label sigmoid)."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        self._validate_categories(examples)
+        if not examples:
+            return losses
+        set_dropout_rate(self.model, drop)
+        logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_logits = self.get_loss(examples, logits)
+        backprop(d_logits)
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_loss(self, examples: Iterable[Example], scores: Floats2d) -> Tuple[float, Floats2d]:
+        """Mean cross-entropy of the logits against gold cats and its gradient.
+
+        Docs without gold cats (unlabeled text) do not count; in the multi-label case
+        a label missing from a doc's cats does not count either.
+        """
+        examples = list(examples)
+        truths, known = self._examples_to_truth(examples)
+        truths = numpy.asarray(truths, dtype="float32")
+        known = numpy.asarray(known, dtype="float32")
+        has_cats = numpy.asarray([bool(eg.reference.cats) for eg in examples])
+        logits = numpy.asarray(scores, dtype="float32")
+        if self.multilabel:
+            mask = known * has_cats[:, None]
+            n = max(1, int(has_cats.sum()))
+            probs = self._probs(logits)
+            bce = -(truths * numpy.log(numpy.maximum(probs, MIN_PROB))
+                    + (1 - truths) * numpy.log(numpy.maximum(1 - probs, MIN_PROB)))
+            loss = float((bce * mask).sum() / n)
+            d_logits = (probs - truths) * mask / n
+        else:
+            gold_rows = has_cats & (truths.sum(axis=1) == 1)
+            n = max(1, int(gold_rows.sum()))
+            log_probs = log_softmax(logits)
+            loss = float(-(log_probs * truths)[gold_rows].sum() / n)
+            d_logits = (numpy.exp(log_probs) - truths) * gold_rows[:, None] / n
+        return loss, self.model.ops.asarray(d_logits.astype("float32"))
+
+    def finish_update(self, sgd: Optimizer) -> None:
+        """Hybrid optimizer (paper 2.5): SparseAdam for the rows of the embedding table
+        this batch touched, the training optimizer for the dense layers."""
+        weight = dan_module(self.model).embed.weight
+        if weight.grad is not None:
+            if self._sparse_optimizer is None or self._sparse_optimizer.param_groups[0]["params"][0] is not weight:
+                self._sparse_optimizer = torch.optim.SparseAdam(
+                    [weight], lr=float(sgd.learn_rate), betas=(float(sgd.b1), float(sgd.b2)), eps=float(sgd.eps)
+                )
+            for group in self._sparse_optimizer.param_groups:
+                group["lr"] = float(sgd.learn_rate)
+            self._sparse_optimizer.step()
+            # The dense optimizer must not see (or densify) the sparse gradient.
+            weight.grad = None
+        self.model.finish_update(sgd)
+
+    # ------------------------------------------------------------------ distill
+
+    def check_teacher(self, teacher_pipe: Any) -> None:
+        """The teacher must be a text classifier of the same kind with the same labels."""
+        is_textcat = isinstance(teacher_pipe, (TextCategorizer, CachedTextcatTeacher))
+        teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
+            teacher_pipe, "multilabel", False
+        )
+        if not is_textcat or teacher_multilabel != self.multilabel:
+            raise ValueError(
+                Errors.E010.format(
+                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
+                    kind=type(teacher_pipe).__name__,
+                    student=self.name,
+                    expected=("textcat_multilabel" if self.multilabel else "textcat")
+                    + " (spaCy's or greenkd's)",
+                )
+            )
+        self.check_labels(teacher_pipe)
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        """What, besides the teacher and the corpus, shapes the cached targets."""
+        return {"kind": "textcat", "multilabel": self.multilabel}
+
+    def teacher_records(
+        self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
+    ) -> Dict[str, Dict]:
+        """The teacher's class probabilities for a batch, one cache record per doc."""
+        probs = numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32")
+        return {doc_key(eg.predicted): {"probs": row} for eg, row in zip(examples, probs)}
+
+    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> "CachedTextcatTeacher":
+        return CachedTextcatTeacher(teacher_pipe.name, teacher_pipe.labels, records, self.multilabel)
+
+    def distill(
+        self,
+        teacher_pipe: Any,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        """Learn from the teacher on a batch: T^2 KL(teacher_T || student_T) on the class
+        distribution, plus gold_weight x cross-entropy where a doc has gold cats.
+
+        teacher_pipe: A trained text classifier whose docs (the examples' references)
+            went through the teacher pipeline's earlier components, or the cached
+            stand-in the distillation loop passes.
+        """
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, f"{type(self).__name__}.distill")
+        if not examples:
+            return losses
+        teacher_probs = teacher_class_probs(teacher_pipe, [eg.reference for eg in examples])
+        set_dropout_rate(self.model, drop)
+        logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
+        loss, d_logits = self.get_teacher_student_loss(teacher_probs, logits)
+        if self.gold_weight > 0 and any(eg.reference.cats for eg in examples):
+            gold_loss, d_gold = self.get_loss(examples, logits)
+            loss += self.gold_weight * gold_loss
+            d_logits = d_logits + self.gold_weight * numpy.asarray(d_gold)
+        backprop(self.model.ops.asarray(d_logits.astype("float32")))
+        if sgd is not None:
+            self.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_teacher_student_loss(
+        self, teacher_scores: numpy.ndarray, student_scores: numpy.ndarray
+    ) -> Tuple[float, numpy.ndarray]:
+        """T^2-scaled KL between teacher probabilities and student logits.
+
+        teacher_scores (numpy.ndarray): (n_docs, n_labels) teacher probabilities.
+        student_scores (numpy.ndarray): (n_docs, n_labels) student logits.
+        RETURNS (Tuple[float, numpy.ndarray]): Loss and gradient w.r.t. the logits.
+        """
+        p = numpy.clip(numpy.asarray(teacher_scores, dtype="float32"), MIN_PROB, 1 - MIN_PROB)
+        z = numpy.asarray(student_scores, dtype="float32")
+        T = self.temperature
+        mask = numpy.ones(z.shape[0], dtype=bool)
+        if not self.multilabel:
+            return kl_divergence(numpy.log(p), z, mask, T)
+        return binary_kl_divergence(p, z, T)
+
+    # ------------------------------------------------------------------ initialize
+
+    def _build_ngrams(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        nlp: Optional[Language],
+        ngram_corpus: Optional[Union[str, Path]],
+        ngram_corpus_limit: int,
+    ) -> None:
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        if ngram_corpus is not None and not Path(ngram_corpus).exists():
+            raise ValueError(Errors.E020.format(path=ngram_corpus, name=self.name))
+        make_doc = nlp.make_doc if nlp is not None else (lambda text: Doc(self.vocab, words=text.split()))
+        extra = (
+            (make_doc(text) for text in iter_texts(ngram_corpus, limit=ngram_corpus_limit))
+            if ngram_corpus is not None
+            else ()
+        )
+        train = (eg.predicted for eg in get_examples())
+        old = self.model.attrs["ngrams"]
+        table = NgramTable.build(
+            train, extra, size=self.model.attrs["max_ngrams"], ngram_range=old.ngram_range, lowercase=old.lowercase
+        )
+        if len(table) == 0:
+            raise ValueError(Errors.E021.format(name=self.name))
+        self.model.attrs["ngrams"] = table
+        self.cfg["n_ngrams"] = len(table)
+
+    # ------------------------------------------------------------------ prune
+
+    def prune_ngrams(self, keep: int, by: str = "train") -> int:
+        """Keep only the `keep` most frequent n-grams (paper 4.2, Fig. 5): their
+        embedding rows are copied into a smaller table; the rest become unknown.
+        RETURNS (int): The number of n-grams kept."""
+        table: NgramTable = self.model.attrs["ngrams"]
+        rows = table.select(keep, by=by)
+        old_weight = dan_module(self.model).embed.weight.detach()
+        old_state = {k: v for k, v in dan_module(self.model).state_dict().items() if not k.startswith("embed.")}
+        self.model.attrs["ngrams"] = table.subset(rows)
+        ensure_dan(self.model, len(rows), len(self.labels))
+        module = dan_module(self.model)
+        module.load_state_dict(old_state, strict=False)
+        with torch.no_grad():
+            module.embed.weight.copy_(old_weight[torch.from_numpy(rows)] if len(rows) else module.embed.weight)
+        self.cfg["n_ngrams"] = len(rows)
+        self._sparse_optimizer = None
+        return len(rows)
+
+    # ------------------------------------------------------------------ serialize
+
+    def _build_from_cfg(self, cfg: Dict) -> None:
+        if cfg.get("labels") and cfg.get("n_ngrams"):
+            ensure_dan(self.model, cfg["n_ngrams"], len(cfg["labels"]))
+
+    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()):
+        msg = srsly.msgpack_loads(bytes_data)
+        if "cfg" in msg:
+            self._build_from_cfg(srsly.json_loads(msg["cfg"]))
+        return super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
+
+    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()):
+        cfg_path = Path(path) / "cfg"
+        if cfg_path.exists():
+            self._build_from_cfg(srsly.read_json(cfg_path))
+        return super().from_disk(path, exclude=exclude)  # type: ignore[misc]
+
+
+class DANTextCategorizer(DANMixin, TextCategorizer):
+    """Exclusive classes: softmax over the labels; doc.cats sums to 1."""
+
+    multilabel = False
+
+    def initialize(
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+        positive_label: Optional[str] = None,
+        ngram_corpus: Optional[Union[str, Path]] = None,
+        ngram_corpus_limit: int = 0,
+    ) -> None:
+        """Build the n-gram vocabulary, collect the labels and create the model.
+
+        labels (Optional[Iterable[str]]): The labels (default: from the examples).
+        positive_label (Optional[str]): The positive label of a binary task.
+        ngram_corpus (Optional[Union[str, Path]]): Unlabeled text (.txt, .txt.gz: one doc
+            per line; .jsonl, .jsonl.gz: a "text" field) whose n-grams count towards
+            the vocabulary, as the paper does with its distillation corpus.
+        ngram_corpus_limit (int): Read at most this many docs of it (0: all).
+        """
+        self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
+        TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels, positive_label=positive_label)
+
+
+class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
+    """Multi-label: an independent sigmoid per label."""
+
+    multilabel = True
+
+    def initialize(  # type: ignore[override]
+        self,
+        get_examples: Callable[[], Iterable[Example]],
+        *,
+        nlp: Optional[Language] = None,
+        labels: Optional[Iterable[str]] = None,
+        ngram_corpus: Optional[Union[str, Path]] = None,
+        ngram_corpus_limit: int = 0,
+    ) -> None:
+        """As DANTextCategorizer.initialize, without positive_label."""
+        self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
+        MultiLabel_TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels)
+
+
+class CachedTextcatTeacher:
+    """Stands in for the teacher text classifier, answering from cached records."""
+
+    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict], multilabel: bool):
+        self.name = name
+        self.labels = tuple(labels)
+        self.records = records
+        self.multilabel = multilabel
+
+    def predict(self, docs: Sequence[Doc]) -> numpy.ndarray:
+        rows = []
+        for doc in docs:
+            record = self.records.get(doc_key(doc))
+            if record is None:
+                raise KeyError(Errors.E022.format(text=doc.text[:40]))
+            rows.append(numpy.asarray(record["probs"], dtype="float32"))
+        return numpy.stack(rows) if rows else numpy.zeros((0, len(self.labels)), dtype="float32")
+
+
+def teacher_class_probs(teacher_pipe: Any, docs: Sequence[Doc]) -> numpy.ndarray:
+    """The teacher's probabilities (spaCy's text classifiers predict probabilities)."""
+    return numpy.asarray(teacher_pipe.predict(list(docs)), dtype="float32")
+
+
+def binary_kl_divergence(p: numpy.ndarray, logits: numpy.ndarray, temperature: float) -> Tuple[float, numpy.ndarray]:
+    """T^2 * mean over docs of the summed per-label Bernoulli KL(p_T || q_T), where p_T
+    is the teacher probability tempered in logit space; gradient w.r.t. the logits."""
+    n = max(1, logits.shape[0])
+    teacher_logits = numpy.log(p) - numpy.log1p(-p)
+    p_t = 1.0 / (1.0 + numpy.exp(-teacher_logits / temperature))
+    q_t = 1.0 / (1.0 + numpy.exp(-logits / temperature))
+    q_c = numpy.clip(q_t, MIN_PROB, 1 - MIN_PROB)
+    p_c = numpy.clip(p_t, MIN_PROB, 1 - MIN_PROB)
+    kl = p_c * (numpy.log(p_c) - numpy.log(q_c)) + (1 - p_c) * (numpy.log1p(-p_c) - numpy.log1p(-q_c))
+    loss = float(temperature**2 * kl.sum() / n)
+    grad = temperature * (q_t - p_t) / n
+    return loss, grad.astype("float32")

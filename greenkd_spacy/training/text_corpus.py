@@ -1,0 +1,186 @@
+"""Text classification data: streamed unlabeled text and labeled files.
+
+- `iter_texts` streams raw text of any size: .txt / .txt.gz (one doc per non-empty
+  line) or .jsonl / .jsonl.gz (a text field), so an unlabeled corpus never has to fit
+  in memory.
+- `greenkd.TextFile.v1` wraps it as a spaCy corpus reader (examples without cats: the
+  distillation loop then trains on the teacher's KL only).
+- `greenkd.ConcatCorpus.v1` chains readers, e.g. the task's train set + unlabeled text,
+  the paper's distillation corpus D_train + C.
+- `read_labeled` reads SST-2 (GLUE TSV), TREC (latin-1 `COARSE:fine question`) and
+  labeled JSONL (IMDB) with errors that name the file and line.
+"""
+import gzip
+import io
+import json
+from pathlib import Path
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+
+from spacy.language import Language
+from spacy.training import Example
+from spacy.util import registry
+
+from ..errors import Errors
+
+PathLike = Union[str, Path]
+
+
+def _open_text(path: Path, encoding: str = "utf8") -> io.TextIOBase:
+    if path.suffix == ".gz":
+        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding, errors="strict")
+    return open(path, encoding=encoding, errors="strict")
+
+
+def _is_jsonl(path: Path) -> bool:
+    name = path.name[:-3] if path.name.endswith(".gz") else path.name
+    return name.endswith(".jsonl") or name.endswith(".json")
+
+
+def iter_texts(path: PathLike, *, limit: int = 0, text_key: str = "text") -> Iterator[str]:
+    """Stream the texts of a file, or of every file in a directory (sorted by name).
+
+    path (PathLike): .txt, .txt.gz, .jsonl or .jsonl.gz, or a directory of them.
+    limit (int): Stop after this many texts (0: all).
+    text_key (str): The field holding the text in JSONL records.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(Errors.E023.format(path=path))
+    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+    count = 0
+    for file_path in files:
+        jsonl = _is_jsonl(file_path)
+        with _open_text(file_path) as file_:
+            line_no = 0
+            try:
+                for line_no, line in enumerate(file_, start=1):
+                    line = line.strip()
+                    if not line:
+                        continue
+                    if jsonl:
+                        try:
+                            record = json.loads(line)
+                        except json.JSONDecodeError as err:
+                            raise ValueError(Errors.E024.format(path=file_path, line=line_no, error=err)) from None
+                        if not isinstance(record, dict) or not isinstance(record.get(text_key), str):
+                            raise ValueError(Errors.E025.format(path=file_path, line=line_no, key=text_key))
+                        text = record[text_key]
+                    else:
+                        text = line
+                    yield text
+                    count += 1
+                    if limit and count >= limit:
+                        return
+            except UnicodeDecodeError as err:
+                raise ValueError(Errors.E026.format(path=file_path, line=line_no + 1, error=err)) from None
+
+
+@registry.readers("greenkd.TextFile.v1")
+def create_text_reader(path: PathLike, limit: int = 0, text_key: str = "text") -> Callable[[Language], Iterable[Example]]:
+    """Unlabeled text as examples (reference = predicted, no cats), streamed.
+
+    path (PathLike): See iter_texts.
+    limit (int): Read at most this many texts (0: all).
+    text_key (str): JSONL field with the text.
+    """
+    if not Path(path).exists():
+        raise ValueError(Errors.E023.format(path=path))
+
+    def read(nlp: Language) -> Iterator[Example]:
+        for text in iter_texts(path, limit=limit, text_key=text_key):
+            doc = nlp.make_doc(text)
+            yield Example(doc, doc.copy())
+
+    return read
+
+
+@registry.readers("greenkd.ConcatCorpus.v1")
+def create_concat_reader(parts: Dict[str, Callable[[Language], Iterable[Example]]]) -> Callable[[Language], Iterable[Example]]:
+    """Read several corpora one after the other (in the order of the config keys).
+
+    parts (Dict[str, Callable]): Named readers, e.g. {"train": ..., "unlabeled": ...}.
+    """
+
+    def read(nlp: Language) -> Iterator[Example]:
+        for reader in parts.values():
+            yield from reader(nlp)
+
+    return read
+
+
+# ---------------------------------------------------------------------- labeled files
+
+LABELED_FORMATS = ("sst2", "trec", "jsonl")
+SST2_LABELS = {"0": "negative", "1": "positive"}
+IMDB_LABELS = {0: "negative", 1: "positive", "0": "negative", "1": "positive", "neg": "negative", "pos": "positive"}
+
+
+def read_labeled(path: PathLike, fmt: str) -> Iterator[Tuple[str, str]]:
+    """(text, label) pairs of a labeled file.
+
+    fmt: "sst2" (TSV with header `sentence<TAB>label`, labels 0/1), "trec" (latin-1,
+    `COARSE:fine question`, coarse label kept) or "jsonl" ({"text", "label"}, gzip ok).
+    Malformed lines stop with an error naming the file and line.
+    """
+    path = Path(path)
+    if fmt not in LABELED_FORMATS:
+        raise ValueError(Errors.E027.format(fmt=fmt, formats=LABELED_FORMATS))
+    if not path.exists():
+        raise ValueError(Errors.E023.format(path=path))
+    if fmt == "jsonl":
+        yield from _read_labeled_jsonl(path)
+        return
+    encoding = "latin-1" if fmt == "trec" else "utf8"
+    with _open_text(path, encoding=encoding) as file_:
+        line_no = 0
+        try:
+            for line_no, line in enumerate(file_, start=1):
+                line = line.rstrip("\r\n")
+                if not line.strip():
+                    continue
+                if fmt == "sst2":
+                    if line_no == 1 and line.split("\t")[0] == "sentence":
+                        continue
+                    fields = line.split("\t")
+                    if len(fields) != 2 or fields[1].strip() not in SST2_LABELS:
+                        raise ValueError(Errors.E028.format(path=path, line=line_no, expected="sentence<TAB>0|1", got=line[:80]))
+                    yield fields[0].strip(), SST2_LABELS[fields[1].strip()]
+                else:
+                    label, _, text = line.partition(" ")
+                    coarse = label.split(":", 1)[0]
+                    if ":" not in label or not coarse.isupper() or not text.strip():
+                        raise ValueError(Errors.E028.format(path=path, line=line_no, expected="COARSE:fine question", got=line[:80]))
+                    yield text.strip(), coarse
+        except UnicodeDecodeError as err:
+            raise ValueError(Errors.E026.format(path=path, line=line_no + 1, error=err)) from None
+
+
+def _read_labeled_jsonl(path: Path) -> Iterator[Tuple[str, str]]:
+    with _open_text(path) as file_:
+        for line_no, line in enumerate(file_, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise ValueError(Errors.E024.format(path=path, line=line_no, error=err)) from None
+            label = record.get("label") if isinstance(record, dict) else None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str) or label is None:
+                raise ValueError(Errors.E028.format(path=path, line=line_no, expected='{"text": ..., "label": ...}', got=line[:80]))
+            yield record["text"].replace("<br />", " "), IMDB_LABELS.get(label, str(label))
+
+
+def labels_of(pairs: Iterable[Tuple[str, str]]) -> List[str]:
+    return sorted({label for _, label in pairs})
+
+
+def cats_for(label: str, labels: List[str]) -> Dict[str, float]:
+    return {name: float(name == label) for name in labels}
+
+
+def docs_from_labeled(nlp: Language, pairs: List[Tuple[str, str]], labels: Optional[List[str]] = None):
+    """Tokenized docs with exclusive cats, for a .spacy DocBin."""
+    labels = labels or labels_of(pairs)
+    for doc, (_, label) in zip(nlp.tokenizer.pipe(text for text, _ in pairs), pairs):
+        doc.cats = cats_for(label, labels)
+        yield doc
