@@ -2,7 +2,7 @@
 one CPU thread, parameters and size on disk, in one run."""
 import time
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import torch
 from spacy.language import Language
@@ -105,6 +105,53 @@ def bench_parser(
         "seconds": [round(t, 3) for t in timings],
         "batch_size": batch_size,
         "mst_share_of_parse_time": None if decoder_share is None else round(decoder_share, 4),
+        "params": pipeline_parameters(nlp),
+        "threads": torch.get_num_threads(),
+    }
+
+
+def bench_textcat(
+    nlp: Language,
+    texts: List[str],
+    gold: List[str],
+    *,
+    batch_sizes: Sequence[int] = (32, 1000),
+    repeats: int = 3,
+) -> Dict:
+    """Classify raw texts with the whole pipeline (tokenization included) and score them.
+
+    Accuracy counts the doc's highest-scoring category against the gold label; speed
+    is docs/s, the best of ``repeats`` passes at each batch size, on one thread.
+    RETURNS (Dict): accuracy (percent), docs/s per batch size (the largest batch size
+        also as ``docs_per_second``), words/s, parameters.
+    """
+    torch.set_num_threads(1)
+    predicted = [
+        max(doc.cats, key=doc.cats.get) if doc.cats else None
+        for doc in nlp.pipe(texts, batch_size=max(batch_sizes))
+    ]
+    correct = sum(p == g for p, g in zip(predicted, gold))
+    n_words = sum(len(doc) for doc in nlp.tokenizer.pipe(texts))
+    by_batch: Dict[str, float] = {}
+    seconds: Dict[str, List[float]] = {}
+    for batch_size in batch_sizes:
+        timings = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            for _ in nlp.pipe(texts, batch_size=batch_size):
+                pass
+            timings.append(time.perf_counter() - start)
+        by_batch[str(batch_size)] = round(len(texts) / min(timings), 1)
+        seconds[str(batch_size)] = [round(t, 3) for t in timings]
+    largest = str(max(batch_sizes))
+    return {
+        "accuracy": round(100 * correct / max(1, len(texts)), 2),
+        "docs": len(texts),
+        "words": n_words,
+        "docs_per_second": by_batch[largest],
+        "docs_per_second_by_batch": by_batch,
+        "words_per_second": round(n_words * by_batch[largest] / max(1, len(texts))),
+        "seconds": seconds,
         "params": pipeline_parameters(nlp),
         "threads": torch.get_num_threads(),
     }

@@ -19,7 +19,7 @@ from .app import command
 def command_line() -> str:
     """The command as a user would type it again."""
     args = [shlex.quote(a) for a in sys.argv[1:]]
-    if args and args[0] == "greenkd-bench-parser":
+    if args and args[0].startswith("greenkd-"):
         return " ".join(["python -m spacy"] + args)
     return " ".join(["python -m greenkd_spacy"] + args)
 
@@ -68,15 +68,24 @@ def bench_parser_cli(
         cost = srsly.read_json(train_cost)
         row["train_cpu_seconds"] = cost["cpu_seconds"]
         row["train_wall_seconds"] = cost["wall_seconds"]
-    row["model"] = str(model)
-    row["data"] = str(data)
-    row["command"] = command_line()
-    row["date"] = datetime.date.today().isoformat()
-    row["cores"] = os.cpu_count()
+    stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, list)})
     if output is not None:
-        rows = srsly.read_json(output) if output.exists() else []
-        rows = [r for r in rows if r.get("system") != system] + [row]
-        output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(output, rows)
-        msg.good(f"Wrote row '{system}' to {output}")
+        write_row(output, row)
+
+
+def stamp(row: dict, model: object, data: Path) -> dict:
+    """Add what makes a benchmark row reproducible: inputs, command, date, machine."""
+    stamp(row, model, data)
+    return row
+
+
+def write_row(output: Path, row: dict) -> None:
+    """Replace the row of the same system in the results file (a JSON list), or add it."""
+    rows = srsly.read_json(output) if output.exists() else []
+    rows = [r for r in rows if r.get("system") != row["system"]] + [row]
+    output.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output.with_name(f".{output.name}.tmp")
+    srsly.write_json(tmp, rows)
+    os.replace(tmp, output)
+    msg.good(f"Wrote row '{row['system']}' to {output}")

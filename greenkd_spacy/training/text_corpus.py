@@ -5,8 +5,8 @@
   in memory.
 - `greenkd.TextFile.v1` wraps it as a spaCy corpus reader (examples without cats: the
   distillation loop then trains on the teacher's KL only).
-- `greenkd.ConcatCorpus.v1` chains readers, e.g. the task's train set + unlabeled text,
-  the paper's distillation corpus D_train + C.
+- `greenkd.DistillCorpus.v1` reads the task's train set, then unlabeled text: the
+  paper's distillation corpus D_train + C.
 - `read_labeled` reads SST-2 (GLUE TSV), TREC (latin-1 `COARSE:fine question`) and
   labeled JSONL (IMDB) with errors that name the file and line.
 """
@@ -94,16 +94,34 @@ def create_text_reader(path: PathLike, limit: int = 0, text_key: str = "text") -
     return read
 
 
-@registry.readers("greenkd.ConcatCorpus.v1")
-def create_concat_reader(parts: Dict[str, Callable[[Language], Iterable[Example]]]) -> Callable[[Language], Iterable[Example]]:
-    """Read several corpora one after the other (in the order of the config keys).
+@registry.readers("greenkd.DistillCorpus.v1")
+def create_distill_reader(
+    train: Optional[PathLike] = None,
+    text: Optional[PathLike] = None,
+    text_limit: int = 0,
+    text_key: str = "text",
+) -> Callable[[Language], Iterable[Example]]:
+    """The paper's distillation corpus D_train + C: a labeled .spacy corpus followed by
+    unlabeled text, both streamed. Either may be null.
 
-    parts (Dict[str, Callable]): Named readers, e.g. {"train": ..., "unlabeled": ...}.
+    train (Optional[PathLike]): .spacy file or directory (its gold cats add the gold term).
+    text (Optional[PathLike]): Unlabeled text; see iter_texts.
+    text_limit (int): Read at most this many unlabeled texts (0: all).
+    text_key (str): JSONL field with the text.
     """
+    from spacy.training import Corpus
+
+    for path in (train, text):
+        if path is not None and not Path(path).exists():
+            raise ValueError(Errors.E023.format(path=path))
+    labeled = Corpus(train) if train is not None else None
+    unlabeled = create_text_reader(text, text_limit, text_key) if text is not None else None
 
     def read(nlp: Language) -> Iterator[Example]:
-        for reader in parts.values():
-            yield from reader(nlp)
+        if labeled is not None:
+            yield from labeled(nlp)
+        if unlabeled is not None:
+            yield from unlabeled(nlp)
 
     return read
 

@@ -1,0 +1,135 @@
+"""Text classification commands: convert labeled data, prune a DAN, benchmark a classifier.
+
+`spacy greenkd-convert-textcat`, `spacy greenkd-prune-textcat`, `spacy greenkd-bench-textcat`
+(also `python -m greenkd_spacy convert-textcat` etc.).
+"""
+import random
+from pathlib import Path
+from typing import List, Optional
+
+import spacy
+import typer
+from spacy.tokens import DocBin
+from wasabi import msg
+
+from ..bench import bench_textcat, disk_bytes
+from ..pipeline.textcat import DANMixin
+from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
+from .app import command
+from .bench import stamp, write_row
+
+
+@command("convert-textcat")
+def convert_textcat_cli(
+    input_path: Path = typer.Argument(..., help="Labeled file: SST-2 TSV, TREC .label or labeled JSONL(.gz)", exists=True, dir_okay=False),
+    output_path: Path = typer.Argument(..., help="Output .spacy file"),
+    fmt: str = typer.Option(..., "--format", "-f", help=f"Input format: one of {', '.join(LABELED_FORMATS)}"),
+    labels: Optional[str] = typer.Option(None, "--labels", help="Comma-separated label set (default: the labels found)"),
+    dev_output: Optional[Path] = typer.Option(None, "--dev-output", help="Also write a held-out slice here (for model selection)"),
+    dev_fraction: float = typer.Option(0.1, "--dev-fraction", help="Share of docs held out for --dev-output"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split"),
+    lang: str = typer.Option("en", "--lang", help="Language of the tokenizer"),
+) -> None:
+    """Convert labeled text classification data into a .spacy file with exclusive cats.
+
+    Every doc gets all labels in doc.cats (1.0 for its label, 0.0 for the rest), as
+    spaCy's textcat expects. A malformed line stops the conversion with its file and
+    line number.
+    """
+    try:
+        pairs = list(read_labeled(input_path, fmt))
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    label_set: List[str] = labels.split(",") if labels else labels_of(pairs)
+    unknown = sorted({label for _, label in pairs} - set(label_set))
+    if unknown:
+        msg.fail(f"{input_path} has labels {unknown} that are not in --labels {label_set}.", exits=1)
+    held_out: List = []
+    if dev_output is not None:
+        order = list(range(len(pairs)))
+        random.Random(seed).shuffle(order)
+        n_dev = int(round(dev_fraction * len(pairs)))
+        dev_ids = set(order[:n_dev])
+        held_out = [p for i, p in enumerate(pairs) if i in dev_ids]
+        pairs = [p for i, p in enumerate(pairs) if i not in dev_ids]
+    nlp = spacy.blank(lang)
+    for path, part in ((output_path, pairs), (dev_output, held_out)):
+        if path is None:
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        DocBin(docs=docs_from_labeled(nlp, part, label_set), store_user_data=False).to_disk(path)
+        msg.good(f"Wrote {len(part)} docs to {path} (labels: {', '.join(label_set)})")
+
+
+@command("prune-textcat")
+def prune_textcat_cli(
+    model: Path = typer.Argument(..., help="Pipeline directory with a greenkd_textcat"),
+    output: Path = typer.Argument(..., help="Where to save the pruned pipeline"),
+    keep: float = typer.Option(..., "--keep", "-k", help="N-grams to keep: a fraction (0 < k <= 1) of the table or a count (k > 1)"),
+    by: str = typer.Option("train", "--by", help="Frequency estimate: 'train' (training set, the paper's better choice) or 'all' (train + unlabeled)"),
+    component: Optional[str] = typer.Option(None, "--component", "-c", help="Component name (default: every greenkd_textcat)"),
+) -> None:
+    """Drop the least frequent n-grams of a DAN and save a smaller pipeline (paper 4.2).
+
+    Dropped n-grams become unknown at inference; the rest keep their trained vectors.
+    """
+    nlp = spacy.load(model)
+    pipes = [(name, pipe) for name, pipe in nlp.pipeline if isinstance(pipe, DANMixin)]
+    if component is not None:
+        pipes = [(name, pipe) for name, pipe in pipes if name == component]
+    if not pipes:
+        msg.fail(f"{model} has no greenkd_textcat component{'' if component is None else ' named ' + component}.", exits=1)
+    if keep <= 0:
+        msg.fail("--keep must be > 0.", exits=1)
+    for name, pipe in pipes:
+        before = pipe.cfg["n_ngrams"]
+        target = int(round(keep * before)) if keep <= 1 else int(keep)
+        try:
+            kept = pipe.prune_ngrams(target, by=by)
+        except ValueError as err:
+            msg.fail(str(err), exits=1)
+        msg.info(f"{name}: kept {kept:,} of {before:,} n-grams ({100 * kept / max(1, before):.1f} %, by {by} counts)")
+    nlp.to_disk(output)
+    msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
+
+
+@command("bench-textcat")
+def bench_textcat_cli(
+    model: Path = typer.Argument(..., help="Pipeline directory (or installed package name)"),
+    data: Path = typer.Argument(..., help=".spacy file whose docs have gold cats"),
+    system: str = typer.Option(..., "--system", "-s", help="Row name in the results file"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSON results file to add the row to (a row of the same system is replaced)"),
+    batch_sizes: str = typer.Option("32,1000", "--batch-sizes", "-b", help="Comma-separated nlp.pipe batch sizes to time"),
+    repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
+    limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
+    train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training"),
+    extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
+) -> None:
+    """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
+    report accuracy, docs/s at each batch size, parameters and size on disk."""
+    import srsly
+
+    nlp = spacy.load(model)
+    docs = list(DocBin().from_disk(data).get_docs(nlp.vocab))
+    if limit:
+        docs = docs[:limit]
+    docs = [doc for doc in docs if doc.cats]
+    if not docs:
+        msg.fail(f"{data} has no doc with gold cats.", exits=1)
+    texts = [doc.text for doc in docs]
+    gold = [max(doc.cats, key=doc.cats.get) for doc in docs]
+    sizes = [int(b) for b in batch_sizes.split(",")]
+    msg.info(f"Classifying {len(texts)} texts with {model} (batch sizes {sizes}, 1 thread)")
+    row = {"system": system}
+    row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats))
+    row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
+    if train_cost is not None and train_cost.exists():
+        cost = srsly.read_json(train_cost)
+        row["train_cpu_seconds"] = cost["cpu_seconds"]
+        row["train_wall_seconds"] = cost["wall_seconds"]
+    if extra:
+        row["note"] = extra
+    stamp(row, model, data)
+    msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
+    if output is not None:
+        write_row(output, row)
