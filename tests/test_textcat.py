@@ -1,0 +1,128 @@
+"""greenkd_textcat: training, serialization, pruning, distillation from spaCy's textcat."""
+import numpy
+import pytest
+import spacy
+from spacy.tokens import DocBin
+from spacy.training import Example
+from thinc.api import Config
+
+from greenkd_spacy.training.distill import distill
+from greenkd_spacy.training.text_corpus import read_labeled
+
+SMALL = {"model": {"max_ngrams": 500, "width": 16, "hidden_width": 16}}
+DATA = [
+    ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
+    ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
+] * 4
+
+
+def examples(nlp, multilabel=False):
+    return [
+        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
+        for t, l in DATA
+    ]
+
+
+def trained(factory="greenkd_textcat", steps=40):
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config=SMALL)
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(steps):
+        nlp.update(egs, sgd=optimizer)
+    return nlp
+
+
+@pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
+def test_learns_and_round_trips(factory, tmp_path):
+    nlp = trained(factory)
+    assert nlp("a great film").cats["pos"] > 0.8
+    assert nlp("boring and awful").cats["neg"] > 0.8
+    if factory == "greenkd_textcat":
+        assert sum(nlp("anything").cats.values()) == pytest.approx(1.0, abs=1e-5)
+    for text in ["", "   ", "🙂", "x" * 5000]:
+        cats = nlp(text).cats
+        assert set(cats) == {"pos", "neg"} and all(numpy.isfinite(list(cats.values())))
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
+    assert loaded.evaluate(examples(loaded))["cats_score"] > 0.9
+
+
+def test_sparse_update_touches_only_batch_rows():
+    nlp = trained(steps=1)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    module = pipe.model.layers[0].shims[0]._model
+    before = module.embed.weight.detach().clone()
+    optimizer = nlp.resume_training()
+    nlp.update([examples(nlp)[0]], sgd=optimizer)
+    changed = set(numpy.nonzero((module.embed.weight.detach() != before).any(dim=1).numpy())[0])
+    touched = set(pipe.model.attrs["ngrams"].doc_ids(nlp.make_doc(DATA[0][0])))
+    assert changed and changed <= touched
+
+
+def test_prune_keeps_most_frequent_and_shrinks(tmp_path):
+    nlp = trained()
+    pipe = nlp.get_pipe("greenkd_textcat")
+    table = pipe.model.attrs["ngrams"]
+    n = len(table)
+    top = table.ngrams[int(table.select(1)[0])]
+    vector = pipe.model.layers[0].shims[0]._model.embed.weight[table.index[top]].detach().clone()
+    assert pipe.prune_ngrams(n // 3) == n // 3
+    new_table = pipe.model.attrs["ngrams"]
+    assert len(new_table) == n // 3 and top in new_table.index
+    module = pipe.model.layers[0].shims[0]._model
+    assert module.embed.weight.shape[0] == n // 3
+    assert numpy.allclose(module.embed.weight[new_table.index[top]].detach().numpy(), vector.numpy())
+    nlp.to_disk(tmp_path / "pruned")
+    assert len(spacy.load(tmp_path / "pruned").get_pipe("greenkd_textcat").model.attrs["ngrams"]) == n // 3
+
+
+def test_kl_gradient_matches_finite_differences():
+    nlp = trained(steps=0)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    pipe.cfg["distill_temperature"] = 2.0
+    rng = numpy.random.default_rng(0)
+    teacher = rng.dirichlet([1, 1], size=3).astype("float32")
+    logits = rng.normal(size=(3, 2)).astype("float64")
+    loss, grad = pipe.get_teacher_student_loss(teacher, logits)
+    eps = 1e-3
+    for i in range(3):
+        for j in range(2):
+            bumped = logits.copy()
+            bumped[i, j] += eps
+            numeric = (pipe.get_teacher_student_loss(teacher, bumped)[0] - loss) / eps
+            assert numeric == pytest.approx(grad[i, j], abs=2e-3)
+
+
+def test_distill_from_spacy_textcat_teacher(tmp_path):
+    teacher = spacy.blank("en")
+    teacher.add_pipe("textcat")
+    egs = examples(teacher)
+    optimizer = teacher.initialize(lambda: egs)
+    for _ in range(20):
+        teacher.update(egs, sgd=optimizer)
+    teacher.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in egs]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("a great great film\nso dull and awful\n", encoding="utf8")
+    config = spacy.util.load_config("configs/textcat_dan.cfg", interpolate=False)
+    config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy"), "unlabeled": str(tmp_path / "raw.txt")})
+    config["components"]["greenkd_textcat"]["model"].update(SMALL["model"])
+    config["distillation"].update({"max_steps": 30, "eval_frequency": 10, "cache_dir": str(tmp_path / "cache")})
+    config["distillation"]["optimizer"]["learn_rate"] = 0.01
+    student, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
+    assert summary["annotation"]["greenkd_textcat"]["docs"] == len(egs) + 2
+    assert student.get_pipe("greenkd_textcat").labels == teacher.get_pipe("textcat").labels
+    assert summary["training"]["best_score"] > 0.9
+    assert (tmp_path / "out" / "model-best").exists()
+
+
+def test_labeled_readers_name_file_and_line(tmp_path):
+    bad = tmp_path / "bad.tsv"
+    bad.write_text("sentence\tlabel\ngood one\t1\nno label here\n", encoding="utf8")
+    with pytest.raises(ValueError, match=r"bad.tsv, line 3"):
+        list(read_labeled(bad, "sst2"))
+    trec = tmp_path / "t.label"
+    trec.write_bytes("NUM:date When was it \xf0 ?\n".encode("latin-1"))
+    assert list(read_labeled(trec, "trec")) == [("When was it \xf0 ?", "NUM")]
