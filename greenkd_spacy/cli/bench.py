@@ -62,7 +62,10 @@ def bench_parser_cli(
             "annotation": summary.get("annotation"),
             "training": summary.get("training"),
         }
-        row["teacher_annotation_cpu_seconds"] = (summary.get("annotation") or {}).get("cpu_seconds")
+        # One annotation entry per distilled component.
+        row["teacher_annotation_cpu_seconds"] = sum(
+            (info or {}).get("cpu_seconds", 0.0) for info in (summary.get("annotation") or {}).values()
+        )
         row["train_cpu_seconds"] = (summary.get("training") or {}).get("cpu_seconds")
     if train_cost is not None and train_cost.exists():
         cost = srsly.read_json(train_cost)
@@ -76,7 +79,11 @@ def bench_parser_cli(
 
 def stamp(row: dict, model: object, data: Path) -> dict:
     """Add what makes a benchmark row reproducible: inputs, command, date, machine."""
-    stamp(row, model, data)
+    row["model"] = str(model)
+    row["data"] = str(data)
+    row["command"] = command_line()
+    row["date"] = datetime.date.today().isoformat()
+    row["cores"] = os.cpu_count()
     return row
 
 
