@@ -4,7 +4,6 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
-from thinc.api import Config
 
 from greenkd_spacy.training.distill import distill
 from greenkd_spacy.training.text_corpus import read_labeled

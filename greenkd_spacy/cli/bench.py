@@ -67,10 +67,7 @@ def bench_parser_cli(
             (info or {}).get("cpu_seconds", 0.0) for info in (summary.get("annotation") or {}).values()
         )
         row["train_cpu_seconds"] = (summary.get("training") or {}).get("cpu_seconds")
-    if train_cost is not None and train_cost.exists():
-        cost = srsly.read_json(train_cost)
-        row["train_cpu_seconds"] = cost["cpu_seconds"]
-        row["train_wall_seconds"] = cost["wall_seconds"]
+    add_train_cost(row, train_cost)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, list)})
     if output is not None:
@@ -84,6 +81,15 @@ def stamp(row: dict, model: object, data: Path) -> dict:
     row["command"] = command_line()
     row["date"] = datetime.date.today().isoformat()
     row["cores"] = os.cpu_count()
+    return row
+
+
+def add_train_cost(row: dict, train_cost: Optional[Path]) -> dict:
+    """Copy the wall and CPU seconds that scripts/timed.py recorded for the training."""
+    if train_cost is not None and train_cost.exists():
+        cost = srsly.read_json(train_cost)
+        row["train_cpu_seconds"] = cost["cpu_seconds"]
+        row["train_wall_seconds"] = cost["wall_seconds"]
     return row
 
 

@@ -16,7 +16,7 @@ from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
 from .app import command
-from .bench import stamp, write_row
+from .bench import add_train_cost, stamp, write_row
 
 
 @command("convert-textcat")
@@ -107,8 +107,6 @@ def bench_textcat_cli(
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
     report accuracy, docs/s at each batch size, parameters and size on disk."""
-    import srsly
-
     nlp = spacy.load(model)
     docs = list(DocBin().from_disk(data).get_docs(nlp.vocab))
     if limit:
@@ -123,10 +121,7 @@ def bench_textcat_cli(
     row = {"system": system}
     row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    if train_cost is not None and train_cost.exists():
-        cost = srsly.read_json(train_cost)
-        row["train_cpu_seconds"] = cost["cpu_seconds"]
-        row["train_wall_seconds"] = cost["wall_seconds"]
+    add_train_cost(row, train_cost)
     if extra:
         row["note"] = extra
     stamp(row, model, data)

@@ -48,6 +48,19 @@ lowercase = true
 """
 DEFAULT_DAN_MODEL = Config().from_str(DEFAULT_DAN_MODEL_CONFIG)["model"]
 MIN_PROB = 1e-7
+# The same score weights as spaCy's text categorizers.
+TEXTCAT_SCORE_WEIGHTS = {
+    "cats_score": 1.0,
+    "cats_score_desc": None,
+    "cats_micro_p": None,
+    "cats_micro_r": None,
+    "cats_micro_f": None,
+    "cats_macro_p": None,
+    "cats_macro_r": None,
+    "cats_macro_f": None,
+    "cats_macro_auc": None,
+    "cats_f_per_type": None,
+}
 
 
 @Language.factory(
@@ -58,18 +71,7 @@ MIN_PROB = 1e-7
         "threshold": 0.0,
         "scorer": {"@scorers": "spacy.textcat_scorer.v2"},
     },
-    default_score_weights={
-        "cats_score": 1.0,
-        "cats_score_desc": None,
-        "cats_micro_p": None,
-        "cats_micro_r": None,
-        "cats_micro_f": None,
-        "cats_macro_p": None,
-        "cats_macro_r": None,
-        "cats_macro_f": None,
-        "cats_macro_auc": None,
-        "cats_f_per_type": None,
-    },
+    default_score_weights=TEXTCAT_SCORE_WEIGHTS,
 )
 def make_textcat(
     nlp: Language, name: str, model: Model[List[Doc], Floats2d], threshold: float, scorer: Optional[Callable]
@@ -91,18 +93,7 @@ def make_textcat(
         "threshold": 0.5,
         "scorer": {"@scorers": "spacy.textcat_multilabel_scorer.v2"},
     },
-    default_score_weights={
-        "cats_score": 1.0,
-        "cats_score_desc": None,
-        "cats_micro_p": None,
-        "cats_micro_r": None,
-        "cats_micro_f": None,
-        "cats_macro_p": None,
-        "cats_macro_r": None,
-        "cats_macro_f": None,
-        "cats_macro_auc": None,
-        "cats_f_per_type": None,
-    },
+    default_score_weights=TEXTCAT_SCORE_WEIGHTS,
 )
 def make_multilabel_textcat(
     nlp: Language, name: str, model: Model[List[Doc], Floats2d], threshold: float, scorer: Optional[Callable]
