@@ -1,10 +1,8 @@
 """greenkd_parser: a biaffine dependency parser with Chu-Liu/Edmonds decoding."""
 from collections import Counter
-from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
-import srsly
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -19,6 +17,7 @@ from ..errors import Errors
 from ..models.parser import ensure_head
 from ..training.teacher_cache import CachedParserTeacher, parser_records
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
+from .serialize import ShapedFromCfgMixin
 from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 from .segments import doc_segments
 
@@ -82,7 +81,7 @@ def make_parser(
     )
 
 
-class BiaffineParser(DistillableMixin, TrainablePipe):
+class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     """Predict a head and a dependency label for every token, one tree per sentence.
 
     Sentences come from the doc (gold, a senter, a sentencizer), else from punctuation
@@ -453,18 +452,6 @@ class BiaffineParser(DistillableMixin, TrainablePipe):
         if cfg.get("encoder_width") and cfg.get("labels"):
             self.model.set_dim("nO", len(cfg["labels"]), force=True)
             ensure_head(self.model, cfg["encoder_width"], len(cfg["labels"]))
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()):
-        msg = srsly.msgpack_loads(bytes_data)
-        if "cfg" in msg:
-            self._build_from_cfg(srsly.json_loads(msg["cfg"]))
-        return super().from_bytes(bytes_data, exclude=exclude)
-
-    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()):
-        cfg_path = Path(path) / "cfg"
-        if cfg_path.exists():
-            self._build_from_cfg(srsly.read_json(cfg_path))
-        return super().from_disk(path, exclude=exclude)
 
 
 def softmax_cross_entropy(ops, logits: Floats3d, targets: Ints2d) -> Tuple[float, Floats3d]:

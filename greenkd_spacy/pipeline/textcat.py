@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
 
 import numpy
-import srsly
 import torch
 from spacy.language import Language
 from spacy.pipeline.textcat import TextCategorizer
@@ -34,6 +33,7 @@ from ..models.dan import dan_module, ensure_dan
 from ..models.ngrams import NgramTable
 from ..training.text_corpus import iter_texts
 from ..training.teacher_cache import doc_key
+from .serialize import ShapedFromCfgMixin
 from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 
 DEFAULT_DAN_MODEL_CONFIG = """
@@ -107,7 +107,7 @@ def make_multilabel_textcat(
     return DANMultiLabelTextCategorizer(nlp.vocab, model, name, threshold=threshold, scorer=scorer)
 
 
-class DANMixin(DistillableMixin):
+class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     """What both DAN text classifiers share; the subclass fixes `multilabel`."""
 
     multilabel: bool = False
@@ -343,18 +343,6 @@ class DANMixin(DistillableMixin):
     def _build_from_cfg(self, cfg: Dict) -> None:
         if cfg.get("labels") and cfg.get("n_ngrams"):
             ensure_dan(self.model, cfg["n_ngrams"], len(cfg["labels"]))
-
-    def from_bytes(self, bytes_data: bytes, *, exclude: Iterable[str] = tuple()):
-        msg = srsly.msgpack_loads(bytes_data)
-        if "cfg" in msg:
-            self._build_from_cfg(srsly.json_loads(msg["cfg"]))
-        return super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
-
-    def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()):
-        cfg_path = Path(path) / "cfg"
-        if cfg_path.exists():
-            self._build_from_cfg(srsly.read_json(cfg_path))
-        return super().from_disk(path, exclude=exclude)  # type: ignore[misc]
 
 
 class DANTextCategorizer(DANMixin, TextCategorizer):
