@@ -1,6 +1,7 @@
 """Run a command and record its wall-clock and CPU time (user + system, children included).
 
-Why: `spacy train` does not report what a training cost; the distillation study compares
+Why: `spacy train` does not report what a training cost (time, peak memory); the
+distillation study compares
 training cost of Base-x and D-x, so every training is run through this wrapper.
 
 Usage: python scripts/timed.py OUT.json -- COMMAND [ARGS...]
@@ -25,6 +26,8 @@ def main(argv: list) -> int:
         "exit_code": code,
         "wall_seconds": round(time.perf_counter() - start, 1),
         "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 1),
+        # Peak resident memory of the largest child (Linux reports kilobytes).
+        "max_rss_mb": round(usage.ru_maxrss / 1024, 1),
         "cores": os.cpu_count(),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
     }

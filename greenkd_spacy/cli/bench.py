@@ -84,12 +84,18 @@ def stamp(row: dict, model: object, data: Path) -> dict:
     return row
 
 
-def add_train_cost(row: dict, train_cost: Optional[Path]) -> dict:
-    """Copy the wall and CPU seconds that scripts/timed.py recorded for the training."""
+def add_train_cost(row: dict, train_cost: Optional[Path], train_steps: int = 0) -> dict:
+    """Copy the wall and CPU seconds and the peak memory that scripts/timed.py recorded
+    for the training; with the number of steps it ran, also steps per second (wall)."""
     if train_cost is not None and train_cost.exists():
         cost = srsly.read_json(train_cost)
         row["train_cpu_seconds"] = cost["cpu_seconds"]
         row["train_wall_seconds"] = cost["wall_seconds"]
+        if cost.get("max_rss_mb") is not None:
+            row["train_max_rss_mb"] = cost["max_rss_mb"]
+        if train_steps and cost["wall_seconds"]:
+            row["train_steps"] = train_steps
+            row["train_steps_per_second"] = round(train_steps / cost["wall_seconds"], 2)
     return row
 
 

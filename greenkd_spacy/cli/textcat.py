@@ -103,6 +103,7 @@ def bench_textcat_cli(
     repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training"),
+    train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
@@ -121,7 +122,7 @@ def bench_textcat_cli(
     row = {"system": system}
     row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    add_train_cost(row, train_cost)
+    add_train_cost(row, train_cost, train_steps)
     if extra:
         row["note"] = extra
     stamp(row, model, data)
