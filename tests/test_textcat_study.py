@@ -1,0 +1,86 @@
+"""The text classification study's configs and script on tiny data: KD+FT sources the
+distilled DAN without rebuilding it, the baseline and teacher configs are valid, and the
+study script converts a task."""
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.cli.train import train as train_cli
+from spacy.tokens import DocBin
+
+from .test_textcat import DATA, SMALL, trained
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def write_corpus(nlp, path: Path) -> None:
+    docs = []
+    for text, label in DATA:
+        doc = nlp.make_doc(text)
+        doc.cats = {"pos": float(label == "pos"), "neg": float(label == "neg")}
+        docs.append(doc)
+    DocBin(docs=docs).to_disk(path)
+
+
+def test_fine_tuning_sources_the_distilled_dan(tmp_path):
+    source = trained(steps=5)
+    table = source.get_pipe("greenkd_textcat").model.attrs["ngrams"]
+    source.to_disk(tmp_path / "kd")
+    write_corpus(source, tmp_path / "train.spacy")
+    overrides = {
+        "paths.train": str(tmp_path / "train.spacy"),
+        "paths.dev": str(tmp_path / "train.spacy"),
+        "paths.source": str(tmp_path / "kd"),
+        "training.max_steps": 30,
+        "training.eval_frequency": 10,
+        "training.optimizer.learn_rate": 0.01,
+    }
+    train_cli(REPO / "configs/textcat_dan_ft.cfg", tmp_path / "ft", overrides=overrides)
+    tuned = spacy.load(tmp_path / "ft" / "model-best")
+    pipe = tuned.get_pipe("greenkd_textcat")
+    # Same vocabulary (sourced, not rebuilt from the fine-tuning data), and it learned.
+    assert pipe.model.attrs["ngrams"].ngrams == table.ngrams
+    assert tuned("what a great film").cats["pos"] > 0.8
+
+
+@pytest.mark.parametrize("config", ["textcat_spacy_bow.cfg", "textcat_trf_teacher.cfg", "textcat_dan_paper.cfg"])
+def test_study_configs_are_valid(config, tmp_path):
+    nlp = spacy.blank("en")
+    write_corpus(nlp, tmp_path / "train.spacy")
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "debug", "config", str(REPO / "configs" / config),
+         "--paths.train", str(tmp_path / "train.spacy"), "--paths.dev", str(tmp_path / "train.spacy")],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Config is valid" in result.stdout
+
+
+def test_paper_size_config_has_the_papers_shape():
+    config = spacy.util.load_config(REPO / "configs/textcat_dan_paper.cfg", interpolate=False)
+    model = config["components"]["greenkd_textcat"]["model"]
+    assert (model["max_ngrams"], model["width"], model["hidden_width"]) == (1_000_000, 1000, 1000)
+    assert config["distillation"]["batcher"]["size"] == 2048
+
+
+def test_study_script_converts_a_task(tmp_path):
+    data = tmp_path / "data"
+    (data / "trec").mkdir(parents=True)
+    lines = [f"{c}:x question number {i} ?" for i, c in enumerate(["NUM", "HUM", "LOC"] * 10)]
+    for name in ("train_5500.label", "TREC_10.label"):
+        (data / "trec" / name).write_text("\n".join(lines) + "\n", encoding="latin-1")
+    work = tmp_path / "work"
+    (work / "scripts").mkdir(parents=True)
+    result = subprocess.run(
+        ["bash", str(REPO / "benchmarks/textcat_study.sh"), "trec", f"DATA={data}", "convert"],
+        capture_output=True, text=True, cwd=work,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    train = list(DocBin().from_disk(work / "corpus/trec/train.spacy").get_docs(spacy.blank("en").vocab))
+    heldout = list(DocBin().from_disk(work / "corpus/trec/heldout.spacy").get_docs(spacy.blank("en").vocab))
+    assert len(train) + len(heldout) == 30 and len(heldout) == 3
+    assert set(train[0].cats) == {"HUM", "LOC", "NUM"}
+    bad = subprocess.run(["bash", str(REPO / "benchmarks/textcat_study.sh"), "imdb", "convert"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown task" in bad.stderr
