@@ -13,11 +13,12 @@ bench() {  # system model [extra args]
   if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
   python -m spacy greenkd-bench-parser "$model" "$test" --system "$system" -b "$batch" -o "$out" "$@"
 }
-bench full training/full-goldpos-annealed/model-best --gold-pos
+bench full training/full-goldpos-annealed/model-best --gold-pos \
+  --train-cost training/full-goldpos/train_cost.json --train-cost training/full-goldpos-annealed/train_cost.json
 for x in 20 40 60 80; do
-  bench base-$x training/base-$x/model-best --gold-pos
+  bench base-$x training/base-$x/model-best --gold-pos --train-cost training/base-$x/train_cost.json
   bench d-$x training/d-$x/model-best --gold-pos --distill-summary training/d-$x/distill_summary.json
 done
-bench teacher-trf training/teacher-trf/model-best --repeats 1
-bench trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
-bench spacy-cnn training/spacy-cnn/model-best
+bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost training/teacher-trf/train_cost.json
+bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
+bench spacy-cnn training/spacy-cnn/model-best --train-cost training/spacy-cnn/train_cost.json

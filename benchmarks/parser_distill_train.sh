@@ -27,7 +27,7 @@ for stage in "$@"; do
     anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
     base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency 200 ;;
     d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
-    teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
+    teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
     trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
     spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;

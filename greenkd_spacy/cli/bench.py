@@ -4,7 +4,7 @@ import os
 import shlex
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import List, Optional, Sequence, Union
 
 import spacy
 import srsly
@@ -41,8 +41,8 @@ def bench_parser_cli(
     distill_summary: Optional[Path] = typer.Option(
         None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row"
     ),
-    train_cost: Optional[Path] = typer.Option(
-        None, "--train-cost", help="JSON written by scripts/timed.py around the training command(s); a list of files is summed"
+    train_cost: Optional[List[Path]] = typer.Option(
+        None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed)"
     ),
 ) -> None:
     """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
@@ -84,18 +84,22 @@ def stamp(row: dict, model: object, data: Path) -> dict:
     return row
 
 
-def add_train_cost(row: dict, train_cost: Optional[Path], train_steps: int = 0) -> dict:
+def add_train_cost(row: dict, train_cost: Union[None, Path, Sequence[Path]], train_steps: int = 0) -> dict:
     """Copy the wall and CPU seconds and the peak memory that scripts/timed.py recorded
-    for the training; with the number of steps it ran, also steps per second (wall)."""
-    if train_cost is not None and train_cost.exists():
-        cost = srsly.read_json(train_cost)
-        row["train_cpu_seconds"] = cost["cpu_seconds"]
-        row["train_wall_seconds"] = cost["wall_seconds"]
-        if cost.get("max_rss_mb") is not None:
-            row["train_max_rss_mb"] = cost["max_rss_mb"]
-        if train_steps and cost["wall_seconds"]:
-            row["train_steps"] = train_steps
-            row["train_steps_per_second"] = round(train_steps / cost["wall_seconds"], 2)
+    for the training (several files, e.g. a training and its annealing phase, are summed;
+    the peak is the largest); with the number of steps it ran, also steps per second."""
+    paths = [train_cost] if isinstance(train_cost, Path) else list(train_cost or [])
+    costs = [srsly.read_json(path) for path in paths if path.exists()]
+    if not costs:
+        return row
+    row["train_cpu_seconds"] = round(sum(cost["cpu_seconds"] for cost in costs), 1)
+    row["train_wall_seconds"] = round(sum(cost["wall_seconds"] for cost in costs), 1)
+    peaks = [cost["max_rss_mb"] for cost in costs if cost.get("max_rss_mb") is not None]
+    if peaks:
+        row["train_max_rss_mb"] = max(peaks)
+    if train_steps and row["train_wall_seconds"]:
+        row["train_steps"] = train_steps
+        row["train_steps_per_second"] = round(train_steps / row["train_wall_seconds"], 2)
     return row
 
 
