@@ -1,0 +1,125 @@
+"""A first-order linear-chain CRF over padded batches (ld-net-lm-pruning.md, eq. 8).
+
+Training uses the forward algorithm (log-partition minus the gold path's score);
+decoding uses Viterbi; per-token marginals, which distillation matches between teacher
+and student, are the gradient of the log-partition with respect to the emissions, so
+they come from autograd rather than a hand-written backward pass.
+
+A constraint matrix forbids transitions that no valid tag sequence has (for BILUO:
+``O -> I-PER``, ``B-PER -> O``...): those get a large negative score, so Viterbi always
+returns a well-formed sequence and the model spends no mass on impossible ones.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import torch
+from torch import nn
+
+FORBIDDEN = -1e4
+
+
+def biluo_constraints(labels: Sequence[str]) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Allowed transitions between BILUO tags (spaCy's name for BIOES: L = E, U = S).
+
+    labels: Tags such as "O", "B-PER", "I-PER", "L-PER", "U-PER".
+    RETURNS: (transitions (C, C) from row to column, start (C,), end (C,)) as bool masks.
+    """
+    n = len(labels)
+    parts = [(tag.split("-", 1) + [""])[:2] if tag != "O" else ["O", ""] for tag in labels]
+    allowed = torch.zeros((n, n), dtype=torch.bool)
+    for i, (prev, prev_type) in enumerate(parts):
+        for j, (nxt, nxt_type) in enumerate(parts):
+            if prev in ("B", "I"):
+                allowed[i, j] = nxt in ("I", "L") and nxt_type == prev_type
+            else:
+                allowed[i, j] = nxt in ("O", "B", "U")
+    start = torch.tensor([p in ("O", "B", "U") for p, _ in parts], dtype=torch.bool)
+    end = torch.tensor([p in ("O", "L", "U") for p, _ in parts], dtype=torch.bool)
+    return allowed, start, end
+
+
+class LinearChainCRF(nn.Module):
+    """Transition scores plus start/end scores; emissions come from the caller."""
+
+    def __init__(self, n_labels: int, constraints: Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = None):
+        super().__init__()
+        self.n_labels = n_labels
+        self.transitions = nn.Parameter(torch.zeros(n_labels, n_labels))
+        self.start = nn.Parameter(torch.zeros(n_labels))
+        self.end = nn.Parameter(torch.zeros(n_labels))
+        if constraints is None:
+            constraints = (
+                torch.ones((n_labels, n_labels), dtype=torch.bool),
+                torch.ones(n_labels, dtype=torch.bool),
+                torch.ones(n_labels, dtype=torch.bool),
+            )
+        allowed, start, end = constraints
+        self.register_buffer("trans_mask", torch.where(allowed, 0.0, FORBIDDEN).float())
+        self.register_buffer("start_mask", torch.where(start, 0.0, FORBIDDEN).float())
+        self.register_buffer("end_mask", torch.where(end, 0.0, FORBIDDEN).float())
+
+    def _scores(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return self.transitions + self.trans_mask, self.start + self.start_mask, self.end + self.end_mask
+
+    def log_partition(self, emissions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """log Z per sequence. emissions: (B, T, C); lengths: (B,), each >= 1."""
+        trans, start, end = self._scores()
+        alpha = start[None, :] + emissions[:, 0]
+        for t in range(1, emissions.shape[1]):
+            step = torch.logsumexp(alpha[:, :, None] + trans[None], dim=1) + emissions[:, t]
+            alpha = torch.where((t < lengths)[:, None], step, alpha)
+        return torch.logsumexp(alpha + end[None, :], dim=1)
+
+    def path_score(self, emissions: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Score of the given tag sequences (B, T) (padding positions are ignored)."""
+        trans, start, end = self._scores()
+        batch, max_len, _ = emissions.shape
+        mask = torch.arange(max_len)[None, :] < lengths[:, None]
+        tags = torch.where(mask, tags, torch.zeros_like(tags))
+        emit = emissions.gather(2, tags[:, :, None]).squeeze(2)
+        score = start[tags[:, 0]] + (emit * mask).sum(1)
+        if max_len > 1:
+            steps = trans[tags[:, :-1], tags[:, 1:]]
+            score = score + (steps * mask[:, 1:]).sum(1)
+        last = tags.gather(1, (lengths - 1)[:, None]).squeeze(1)
+        return score + end[last]
+
+    def nll(self, emissions: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Negative log-likelihood of the gold sequences, one value per sequence."""
+        return self.log_partition(emissions, lengths) - self.path_score(emissions, tags, lengths)
+
+    def marginals(self, emissions: torch.Tensor, lengths: torch.Tensor, create_graph: bool = False) -> torch.Tensor:
+        """p(y_t = c | x) for every position, (B, T, C); zero on padding.
+
+        With create_graph the result stays differentiable in the emissions (the student
+        side of marginal distillation); otherwise it is detached.
+        """
+        with torch.enable_grad():
+            source = emissions if create_graph else emissions.detach().requires_grad_(True)
+            log_z = self.log_partition(source, lengths).sum()
+            (grad,) = torch.autograd.grad(log_z, source, create_graph=create_graph)
+        mask = torch.arange(emissions.shape[1])[None, :] < lengths[:, None]
+        return grad * mask[:, :, None]
+
+    @torch.no_grad()
+    def viterbi(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
+        """Best tag sequence per sequence, as lists of tag indices."""
+        trans, start, end = self._scores()
+        batch, max_len, _ = emissions.shape
+        score = start[None, :] + emissions[:, 0]
+        backpointers = []
+        for t in range(1, max_len):
+            best, arg = (score[:, :, None] + trans[None]).max(dim=1)
+            step = best + emissions[:, t]
+            active = (t < lengths)[:, None]
+            score = torch.where(active, step, score)
+            # Past a sequence's end, each tag points to itself, so backtracking from the
+            # final position passes through unchanged to the real last tag.
+            keep = torch.arange(self.n_labels)[None, :].expand(batch, -1)
+            backpointers.append(torch.where(active, arg, keep))
+        last = (score + end[None, :]).argmax(dim=1)
+        paths = [last]
+        for pointers in reversed(backpointers):
+            last = pointers.gather(1, last[:, None]).squeeze(1)
+            paths.append(last)
+        tags = torch.stack(paths[::-1], dim=1)
+        return [tags[i, : int(lengths[i])].tolist() for i in range(batch)]

@@ -1,0 +1,83 @@
+"""Linear-chain CRF: forward algorithm, Viterbi and marginals against brute force."""
+import itertools
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from greenkd_spacy.models.pytorch.crf import LinearChainCRF, biluo_constraints
+
+LABELS = ["O", "B-PER", "I-PER", "L-PER", "U-PER"]
+
+
+@torch.no_grad()
+def brute_force(crf, emissions, length):
+    trans, start, end = crf._scores()
+    best, best_score, scores = None, -float("inf"), {}
+    for tags in itertools.product(range(crf.n_labels), repeat=length):
+        s = start[tags[0]] + emissions[0, tags[0]] + end[tags[-1]]
+        for t in range(1, length):
+            s = s + trans[tags[t - 1], tags[t]] + emissions[t, tags[t]]
+        scores[tags] = float(s)
+        if s > best_score:
+            best, best_score = list(tags), float(s)
+    return best, scores
+
+
+def random_crf(seed, constrained):
+    torch.manual_seed(seed)
+    crf = LinearChainCRF(len(LABELS), biluo_constraints(LABELS) if constrained else None)
+    with torch.no_grad():
+        crf.transitions.normal_()
+        crf.start.normal_()
+        crf.end.normal_()
+    return crf
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), lengths=st.lists(st.integers(1, 4), min_size=1, max_size=3), constrained=st.booleans())
+def test_crf_matches_brute_force(seed, lengths, constrained):
+    crf = random_crf(seed, constrained)
+    emissions = torch.randn(len(lengths), max(lengths), len(LABELS)) * 2
+    lengths_t = torch.tensor(lengths)
+    log_z = crf.log_partition(emissions, lengths_t)
+    paths = crf.viterbi(emissions, lengths_t)
+    marginals = crf.marginals(emissions, lengths_t)
+    for i, n in enumerate(lengths):
+        best, scores = brute_force(crf, emissions[i, :n], n)
+        total = torch.logsumexp(torch.tensor(list(scores.values())), 0)
+        assert abs(float(log_z[i]) - float(total)) < 1e-3
+        assert scores[tuple(paths[i])] >= max(scores.values()) - 1e-4
+        assert len(paths[i]) == n
+        probs = {k: torch.exp(torch.tensor(v) - total) for k, v in scores.items()}
+        for t in range(n):
+            for c in range(len(LABELS)):
+                expected = sum(float(p) for k, p in probs.items() if k[t] == c)
+                assert abs(float(marginals[i, t, c]) - expected) < 1e-3
+        assert float(marginals[i, n:].abs().sum()) == 0.0
+        nll = crf.nll(emissions[i : i + 1], torch.tensor([paths[i] + [0] * (emissions.shape[1] - n)]), lengths_t[i : i + 1])
+        assert abs(float(nll) - (float(total) - scores[tuple(paths[i])])) < 1e-3
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 10_000), length=st.integers(1, 12))
+def test_constrained_viterbi_is_always_well_formed(seed, length):
+    crf = random_crf(seed, True)
+    emissions = torch.randn(1, length, len(LABELS)) * 10
+    path = [LABELS[i] for i in crf.viterbi(emissions, torch.tensor([length]))[0]]
+    inside = False
+    for tag in path:
+        if tag.startswith(("I-", "L-")):
+            assert inside
+        else:
+            assert not inside
+        inside = tag.startswith(("B-", "I-"))
+    assert not inside
+
+
+def test_marginals_are_differentiable_for_distillation():
+    crf = random_crf(0, True)
+    emissions = torch.randn(2, 5, len(LABELS), requires_grad=True)
+    marginals = crf.marginals(emissions, torch.tensor([5, 3]), create_graph=True)
+    marginals[:, :, 1].sum().backward()
+    assert emissions.grad is not None and float(emissions.grad.abs().sum()) > 0
