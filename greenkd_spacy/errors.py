@@ -108,3 +108,24 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E027 = "Unknown labeled-data format '{fmt}'. Choose one of {formats}."
     E028 = "{path}, line {line}: expected {expected}, got '{got}'. Fix or delete the line."
+    E030 = (
+        "'{name}' found no span labels in the training data. Check that the corpus has "
+        "gold entities (doc.ents) or spans (doc.spans[KEY]; the chunker's spans_key must "
+        "match), e.g. convert CoNLL files with `python -m spacy greenkd-convert-conll`, "
+        "or pass [initialize.components.{name}] labels."
+    )
+    E031 = (
+        "'{name}' was given an lm_path, but its encoder is '{arch}', which cannot use a "
+        "pretrained LM. Use greenkd.LDNetEncoder.v1 as the component's tok2vec, or drop "
+        "lm_path from [initialize.components.{name}]."
+    )
+    E032 = (
+        "'{name}' has no language model to prune. Only a labeller initialised with an "
+        "LM (`lm_path`) over greenkd.LDNetEncoder.v1 has LM layers."
+    )
+    E033 = (
+        "'{path}' is not a pretrained LM directory (it needs lm_config.json and "
+        "weights.pt). Create one with `python -m spacy greenkd-pretrain-lm` and point "
+        "lm_path at its model-best or model-last."
+    )
+

@@ -30,7 +30,7 @@ def test_lm_learns_a_repeating_sequence():
     ids = torch.tensor([[2, 3, 4, 5, 6], [3, 4, 5, 6, 7]])
     lengths = torch.tensor([5, 5])
     optimizer = torch.optim.Adam(lm.parameters(), lr=0.05)
-    first = float(lm.lm_loss(ids, lengths))
+    first = lm.lm_loss(ids, lengths).item()
     for _ in range(60):
         optimizer.zero_grad()
         loss = lm.lm_loss(ids, lengths)

@@ -1,0 +1,433 @@
+"""greenkd_ner and greenkd_chunker: LD-Net sequence labelling (ld-net-lm-pruning.md).
+
+Both are the same CRF labeller; they differ only in where spans come from and go to:
+`greenkd_ner` reads and writes `doc.ents`, `greenkd_chunker` `doc.spans[spans_key]`.
+Tags are BILUO (spaCy's name for BIOES) inside; users only ever see spans.
+
+Layer selection (paper 2.4): with `lm_lambda0 > 0` every update adds lambda_0 * R3(z) on
+the LM's layer gates and projects them into [0, 1] after the optimizer step; then
+`prune_lm()` (or `spacy greenkd-prune-lm`) deletes the layers whose gate is 0.
+"""
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+import srsly
+import torch
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.scorer import Scorer, get_ner_prf
+from spacy.tokens import Doc, Span
+from spacy.training import Example, biluo_tags_to_spans, offsets_to_biluo_tags, validate_examples, validate_get_examples
+from spacy.util import registry
+from spacy.vocab import Vocab
+from thinc.api import Config, Model, Optimizer, set_dropout_rate
+
+from ..errors import Errors
+from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, head_module, is_ldnet_encoder
+from ..training.teacher_cache import doc_key
+from .distillable import DistillableMixin, validate_distillation_examples
+from .serialize import ShapedFromCfgMixin
+
+DEFAULT_LABELLER_MODEL_CONFIG = """
+[model]
+@architectures = "greenkd.CRFLabeller.v1"
+dropout = 0.5
+max_length = 256
+
+[model.tok2vec]
+@architectures = "greenkd.LDNetEncoder.v1"
+word_width = 100
+word_rows = 50000
+char_width = 30
+char_rows = 1000
+char_hidden = 150
+hidden_width = 150
+dropout = 0.5
+max_length = 256
+"""
+DEFAULT_LABELLER_MODEL = Config().from_str(DEFAULT_LABELLER_MODEL_CONFIG)["model"]
+PREFIXES = ("B", "I", "L", "U")
+
+
+def tags_for(labels: Sequence[str]) -> List[str]:
+    """The BILUO tag set of a label set: "O", then B/I/L/U for each label."""
+    return ["O"] + [f"{p}-{label}" for label in labels for p in PREFIXES]
+
+
+@registry.scorers("greenkd.spans_scorer.v1")
+def make_spans_scorer(spans_key: str = "chunks") -> Callable:
+    """P/R/F of doc.spans[spans_key] (scores named spans_KEY_p/r/f and per type)."""
+
+    def score(examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+        return Scorer.score_spans(
+            examples,
+            attr=f"spans_{spans_key}",
+            getter=lambda doc, attr: doc.spans.get(spans_key, []),
+            has_annotation=lambda doc: spans_key in doc.spans,
+            allow_overlap=False,
+        )
+
+    return score
+
+
+@Language.factory(
+    "greenkd_ner",
+    assigns=["doc.ents", "token.ent_iob", "token.ent_type"],
+    default_config={
+        "model": DEFAULT_LABELLER_MODEL,
+        "lm_lambda0": 0.0,
+        "lm_target_layers": 0,
+        "scorer": {"@scorers": "spacy.ner_scorer.v1"},
+    },
+    default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
+)
+def make_ner(nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, scorer: Optional[Callable]) -> "NERLabeller":
+    """A named-entity recognizer: LD-Net labeller (char LSTM + words + optional pruned
+    LM -> BiLSTM -> CRF), writing doc.ents.
+
+    model (Model): greenkd.CRFLabeller.v1 over an encoder (default: LD-Net's, NoLM
+        until a pretrained LM is given at initialize with `lm_path`).
+    lm_lambda0 (float): Weight of the R3 layer-selection regulariser (0: off; the
+        paper uses 0.05 for NER while pruning).
+    lm_target_layers (int): lambda_1, how many LM layers (both directions together)
+        may stay before the L1 part of R3 switches off.
+    """
+    return NERLabeller(nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, scorer=scorer)
+
+
+@Language.factory(
+    "greenkd_chunker",
+    assigns=["doc.spans"],
+    default_config={
+        "model": DEFAULT_LABELLER_MODEL,
+        "spans_key": "chunks",
+        "lm_lambda0": 0.0,
+        "lm_target_layers": 0,
+        "scorer": {"@scorers": "greenkd.spans_scorer.v1", "spans_key": "chunks"},
+    },
+    default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
+)
+def make_chunker(
+    nlp: Language, name: str, model: Model, spans_key: str, lm_lambda0: float, lm_target_layers: int, scorer: Optional[Callable]
+) -> "ChunkLabeller":
+    """A chunker (e.g. CoNLL-2000 NP/VP/PP chunks): the same labeller, writing
+    doc.spans[spans_key]. Set the scorer's spans_key to the same key (and the score
+    weights' names, spans_KEY_f) when you change it."""
+    return ChunkLabeller(
+        nlp.vocab, model, name, spans_key=spans_key, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, scorer=scorer
+    )
+
+
+class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
+    """What the NER and the chunker share; subclasses say where spans live."""
+
+    def __init__(self, vocab: Vocab, model: Model, name: str, *, lm_lambda0: float = 0.0, lm_target_layers: int = 0, scorer=None, **cfg):
+        self.vocab = vocab
+        self.model = model
+        self.name = name
+        self.scorer = scorer
+        self.cfg: Dict[str, Any] = {"labels": [], "lm_lambda0": lm_lambda0, "lm_target_layers": lm_target_layers, "lm_config": None, **cfg}
+
+    # ------------------------------------------------------------------ labels
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.cfg["labels"])
+
+    @property
+    def label_data(self) -> List[str]:
+        return list(self.labels)
+
+    @property
+    def tags(self) -> List[str]:
+        return tags_for(self.labels)
+
+    def add_label(self, label: str) -> int:
+        if label in self.cfg["labels"]:
+            return 0
+        self.cfg["labels"].append(label)
+        return 1
+
+    # ------------------------------------------------------------------ spans (subclass)
+
+    def gold_spans(self, doc: Doc) -> Optional[List[Span]]:
+        raise NotImplementedError
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ predict
+
+    def predict(self, docs: Iterable[Doc]):
+        docs = list(docs)
+        if not docs or not any(len(doc) for doc in docs):
+            return [numpy.zeros(len(doc), dtype="int64") for doc in docs], [
+                numpy.zeros((len(doc), len(self.tags)), dtype="float32") for doc in docs
+            ]
+        return self.model.predict((docs, None))
+
+    def set_annotations(self, docs: Iterable[Doc], scores) -> None:
+        tags, _ = scores
+        names = self.tags
+        for doc, doc_tags in zip(docs, tags):
+            if not len(doc):
+                self.write_spans(doc, [])
+                continue
+            self.write_spans(doc, biluo_tags_to_spans(doc, [names[int(i)] for i in doc_tags]))
+
+    # ------------------------------------------------------------------ train
+
+    def _gold_tags(self, examples: Sequence[Example]) -> Tuple[List[numpy.ndarray], List[bool]]:
+        """Tag indices per predicted doc, from the reference spans aligned to the
+        predicted tokens; a doc whose gold is incomplete (tokens without annotation,
+        spans that do not align) is left out of the CRF loss."""
+        index = {tag: i for i, tag in enumerate(self.tags)}
+        gold, has_gold = [], []
+        for eg in examples:
+            spans = self.gold_spans(eg.reference)
+            tags: Optional[List[str]] = None
+            if spans is not None:
+                aligned = eg.get_aligned_spans_y2x(spans, allow_overlap=False)
+                if len(aligned) == len(spans):
+                    offsets = [(s.start_char, s.end_char, s.label_) for s in aligned]
+                    tags = offsets_to_biluo_tags(eg.predicted, offsets)
+            ok = tags is not None and all(t in index for t in tags)
+            gold.append(numpy.asarray([index[t] for t in tags], dtype="int64") if ok else numpy.zeros(len(eg.predicted), dtype="int64"))
+            has_gold.append(ok)
+        return gold, has_gold
+
+    def update(self, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """CRF negative log-likelihood of the gold tags (+ lambda_0 R3 on the LM gates)."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_examples(examples, f"{type(self).__name__}.update")
+        gold, has_gold = self._gold_tags(examples)
+        if not any(has_gold):
+            return losses
+        targets = {"gold": gold, "has_gold": has_gold, "gold_weight": 1.0}
+        losses[self.name] += self._step([eg.predicted for eg in examples], targets, drop, sgd)
+        return losses
+
+    def _step(self, docs: List[Doc], targets: Dict[str, Any], drop: float, sgd: Optional[Optimizer]) -> float:
+        set_dropout_rate(self.model, drop)
+        loss, backprop = self.model.begin_update((docs, targets))
+        backprop(1.0)
+        loss += self._regularise_gates()
+        if sgd is not None:
+            self.finish_update(sgd)
+        return loss
+
+    def _regularise_gates(self) -> float:
+        lambda0 = float(self.cfg.get("lm_lambda0", 0.0))
+        encoder = self._ldnet_module()
+        if lambda0 <= 0 or encoder is None or encoder.lm is None:
+            return 0.0
+        penalty = lambda0 * encoder.r3(float(self.cfg.get("lm_target_layers", 0)))
+        penalty.backward()
+        return float(penalty)
+
+    def finish_update(self, sgd: Optimizer) -> None:
+        """Optimizer step, then the projection of projected gradient descent (gates in [0, 1])."""
+        self.model.finish_update(sgd)
+        encoder = self._ldnet_module()
+        if encoder is not None:
+            encoder.project()
+
+    def get_loss(self, examples: Iterable[Example], scores: Any) -> Tuple[float, Any]:
+        """The CRF loss is computed inside the model (see update); this gives the NLL
+        of the gold tags without gradients, for monitoring."""
+        examples = list(examples)
+        gold, has_gold = self._gold_tags(examples)
+        loss = self.model.predict(([eg.predicted for eg in examples], {"gold": gold, "has_gold": has_gold}))
+        return float(loss), None
+
+    # ------------------------------------------------------------------ distill
+
+    def check_teacher(self, teacher_pipe: Any) -> None:
+        if not isinstance(teacher_pipe, (SequenceLabeller, CachedLabellerTeacher)):
+            raise ValueError(
+                Errors.E010.format(
+                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
+                    kind=type(teacher_pipe).__name__,
+                    student=self.name,
+                    expected="greenkd_ner or greenkd_chunker",
+                )
+            )
+        self.check_labels(teacher_pipe)
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        return {"kind": "labeller", "tags": self.tags}
+
+    def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
+        """The teacher's per-token tag marginals (float16), one record per doc."""
+        _, marginals = teacher_pipe.predict(teacher_docs)
+        return {doc_key(eg.predicted): {"marginals": m.astype("float16")} for eg, m in zip(examples, marginals)}
+
+    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> "CachedLabellerTeacher":
+        return CachedLabellerTeacher(teacher_pipe.name, teacher_pipe.labels, records)
+
+    def distill(self, teacher_pipe: Any, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
+        """T^2 KL(teacher || student) on per-token tag marginals, + gold_weight x CRF NLL
+        where the reference has gold spans (paper's labeller + DESIGN's distill contract)."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, f"{type(self).__name__}.distill")
+        if not examples:
+            return losses
+        _, teacher = teacher_pipe.predict([eg.reference for eg in examples])
+        targets: Dict[str, Any] = {"teacher": teacher, "temperature": self.temperature, "gold_weight": self.gold_weight}
+        if self.gold_weight > 0:
+            gold, has_gold = self._gold_tags(examples)
+            if any(has_gold):
+                targets.update(gold=gold, has_gold=has_gold)
+        losses[self.name] += self._step([eg.predicted for eg in examples], targets, drop, sgd)
+        return losses
+
+    def get_teacher_student_loss(self, teacher_scores: Sequence[numpy.ndarray], student_scores: Sequence[numpy.ndarray]) -> Tuple[float, List[numpy.ndarray]]:
+        """KL(teacher || student) per token on tag marginals, mean over tokens, and its
+        gradient with respect to the student's marginals (for inspection; training
+        differentiates through the CRF in `distill`)."""
+        total, n, grads = 0.0, 0, []
+        for p, q in zip(teacher_scores, student_scores):
+            p = numpy.clip(numpy.asarray(p, dtype="float64"), 1e-8, 1)
+            q = numpy.clip(numpy.asarray(q, dtype="float64"), 1e-8, 1)
+            total += float((p * (numpy.log(p) - numpy.log(q))).sum())
+            n += len(p)
+            grads.append(-p / q)
+        n = max(1, n)
+        return total / n, [g / n for g in grads]
+
+    # ------------------------------------------------------------------ initialize
+
+    def initialize(self, get_examples: Callable[[], Iterable[Example]], *, nlp: Optional[Language] = None, labels: Optional[Iterable[str]] = None, lm_path: Optional[str] = None) -> None:
+        """Collect the labels, attach a pretrained LM (LD-Net encoder only) and build
+        the CRF for the tag set.
+
+        labels (Optional[Iterable[str]]): The span labels (default: from the examples).
+        lm_path (Optional[str]): Directory written by `spacy greenkd-pretrain-lm`
+            (model-best or model-last). Without it the encoder is the NoLM baseline.
+        """
+        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+        if labels is not None:
+            self.cfg["labels"] = list(labels)
+        else:
+            found = set()
+            for eg in get_examples():
+                found.update(span.label_ for span in (self.gold_spans(eg.reference) or []))
+            self.cfg["labels"] = sorted(found)
+        if not self.cfg["labels"]:
+            raise ValueError(Errors.E030.format(name=self.name))
+        tok2vec = self.model.layers[0]
+        if lm_path is not None:
+            if not is_ldnet_encoder(tok2vec):
+                raise ValueError(Errors.E031.format(name=self.name, arch=tok2vec.name))
+            lm_config, lm_state = load_pretrained_lm(lm_path)
+            ensure_encoder(tok2vec, lm_config, lm_state)
+            self.cfg["lm_config"] = lm_config
+        elif is_ldnet_encoder(tok2vec):
+            ensure_encoder(tok2vec, None)
+        self.model.attrs["tags"] = self.tags
+        docs = [eg.predicted for eg in get_examples()][:2]
+        self.model.initialize(X=docs or None)
+        ensure_head(self.model, encoder_width(self.model, docs), self.tags)
+
+    def _build_from_cfg(self, cfg: Dict) -> None:
+        tok2vec = self.model.layers[0]
+        if is_ldnet_encoder(tok2vec):
+            ensure_encoder(tok2vec, cfg.get("lm_config"))
+        if cfg.get("labels"):
+            self.model.attrs["tags"] = tags_for(cfg["labels"])
+            ensure_head(self.model, encoder_width(self.model), tags_for(cfg["labels"]))
+
+    # ------------------------------------------------------------------ pruning
+
+    def _ldnet_module(self):
+        tok2vec = self.model.layers[0]
+        if is_ldnet_encoder(tok2vec) and tok2vec.layers:
+            return encoder_module(tok2vec)
+        return None
+
+    def lm_gates(self) -> Dict[str, List[float]]:
+        encoder = self._ldnet_module()
+        return encoder.gate_values() if encoder is not None else {}
+
+    def lm_flops_per_token(self) -> int:
+        encoder = self._ldnet_module()
+        return encoder.lm_flops_per_token() if encoder is not None else 0
+
+    def prune_lm(self) -> Tuple[int, int]:
+        """Delete the LM layers whose gate is 0; RETURNS LM FLOPs/token before, after."""
+        encoder = self._ldnet_module()
+        if encoder is None or encoder.lm is None:
+            raise ValueError(Errors.E032.format(name=self.name))
+        kept = {name: [i for i, z in enumerate(gate.tolist()) if z > 0] for name, gate in encoder.gates.items()}
+        before, after = encoder.prune()
+        config = dict(self.cfg["lm_config"])
+        previous = config.get("kept_layers") or {name: list(range(config["depth"])) for name in kept}
+        config["kept_layers"] = {name: [previous[name][i] for i in kept[name]] for name in kept}
+        self.cfg["lm_config"] = config
+        self.model.layers[0].attrs["lm_config"] = config
+        # The torch module changed shape: thinc must see the new parameters.
+        ensure_encoder_state = {k: v.clone() for k, v in encoder.state_dict().items()}
+        ensure_encoder(self.model.layers[0], config)
+        encoder_module(self.model.layers[0]).load_state_dict(ensure_encoder_state)
+        return before, after
+
+
+class NERLabeller(SequenceLabeller):
+    def gold_spans(self, doc: Doc) -> Optional[List[Span]]:
+        if not doc.has_annotation("ENT_IOB"):
+            return None
+        if any(token.ent_iob == 0 for token in doc):  # "-": missing annotation
+            return None
+        return list(doc.ents)
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        doc.set_ents(spans, default="outside")
+
+
+class ChunkLabeller(SequenceLabeller):
+    @property
+    def spans_key(self) -> str:
+        return self.cfg["spans_key"]
+
+    def gold_spans(self, doc: Doc) -> Optional[List[Span]]:
+        if self.spans_key not in doc.spans:
+            return None
+        return list(doc.spans[self.spans_key])
+
+    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
+        doc.spans[self.spans_key] = spans
+
+
+class CachedLabellerTeacher:
+    """Stands in for the teacher labeller, answering from cached tag marginals."""
+
+    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict]):
+        self.name = name
+        self.labels = tuple(labels)
+        self.records = records
+
+    def predict(self, docs: Sequence[Doc]):
+        marginals = []
+        for doc in docs:
+            record = self.records.get(doc_key(doc))
+            if record is None:
+                raise KeyError(Errors.E022.format(text=doc.text[:40]))
+            marginals.append(numpy.asarray(record["marginals"], dtype="float32"))
+        return None, marginals
+
+
+def load_pretrained_lm(path) -> Tuple[Dict[str, Any], Dict[str, torch.Tensor]]:
+    """Read an LM directory: lm_config.json (shapes + vocabulary) and weights.pt."""
+    from pathlib import Path
+
+    path = Path(path)
+    config_path, weights_path = path / "lm_config.json", path / "weights.pt"
+    if not config_path.exists() or not weights_path.exists():
+        raise ValueError(Errors.E033.format(path=path))
+    config = srsly.read_json(config_path)
+    state = torch.load(weights_path, map_location="cpu", weights_only=True)
+    return config, state
