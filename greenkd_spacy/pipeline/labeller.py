@@ -77,11 +77,14 @@ def make_spans_scorer(spans_key: str = "chunks") -> Callable:
         "model": DEFAULT_LABELLER_MODEL,
         "lm_lambda0": 0.0,
         "lm_target_layers": 0,
+        "lm_gate_lr": 0.05,
         "scorer": {"@scorers": "spacy.ner_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
-def make_ner(nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, scorer: Optional[Callable]) -> "NERLabeller":
+def make_ner(
+    nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, lm_gate_lr: float, scorer: Optional[Callable]
+) -> "NERLabeller":
     """A named-entity recognizer: LD-Net labeller (char LSTM + words + optional pruned
     LM -> BiLSTM -> CRF), writing doc.ents.
 
@@ -91,8 +94,11 @@ def make_ner(nlp: Language, name: str, model: Model, lm_lambda0: float, lm_targe
         paper uses 0.05 for NER while pruning).
     lm_target_layers (int): lambda_1, how many LM layers (both directions together)
         may stay before the L1 part of R3 switches off.
+    lm_gate_lr (float): Learning rate of the gates' SGD with momentum (0.9).
     """
-    return NERLabeller(nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, scorer=scorer)
+    return NERLabeller(
+        nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, lm_gate_lr=lm_gate_lr, scorer=scorer
+    )
 
 
 @Language.factory(
@@ -103,30 +109,47 @@ def make_ner(nlp: Language, name: str, model: Model, lm_lambda0: float, lm_targe
         "spans_key": "chunks",
         "lm_lambda0": 0.0,
         "lm_target_layers": 0,
+        "lm_gate_lr": 0.05,
         "scorer": {"@scorers": "greenkd.spans_scorer.v1", "spans_key": "chunks"},
     },
     default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
 )
 def make_chunker(
-    nlp: Language, name: str, model: Model, spans_key: str, lm_lambda0: float, lm_target_layers: int, scorer: Optional[Callable]
+    nlp: Language,
+    name: str,
+    model: Model,
+    spans_key: str,
+    lm_lambda0: float,
+    lm_target_layers: int,
+    lm_gate_lr: float,
+    scorer: Optional[Callable],
 ) -> "ChunkLabeller":
     """A chunker (e.g. CoNLL-2000 NP/VP/PP chunks): the same labeller, writing
     doc.spans[spans_key]. Set the scorer's spans_key to the same key (and the score
     weights' names, spans_KEY_f) when you change it."""
     return ChunkLabeller(
-        nlp.vocab, model, name, spans_key=spans_key, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, scorer=scorer
+        nlp.vocab, model, name, spans_key=spans_key, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers,
+        lm_gate_lr=lm_gate_lr, scorer=scorer,
     )
 
 
 class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     """What the NER and the chunker share; subclasses say where spans live."""
 
-    def __init__(self, vocab: Vocab, model: Model, name: str, *, lm_lambda0: float = 0.0, lm_target_layers: int = 0, scorer=None, **cfg):
+    _gate_optimizer: Optional[torch.optim.SGD] = None
+
+    def __init__(
+        self, vocab: Vocab, model: Model, name: str, *, lm_lambda0: float = 0.0, lm_target_layers: int = 0,
+        lm_gate_lr: float = 0.05, scorer=None, **cfg,
+    ):
         self.vocab = vocab
         self.model = model
         self.name = name
         self.scorer = scorer
-        self.cfg: Dict[str, Any] = {"labels": [], "lm_lambda0": lm_lambda0, "lm_target_layers": lm_target_layers, "lm_config": None, **cfg}
+        self.cfg: Dict[str, Any] = {
+            "labels": [], "lm_lambda0": lm_lambda0, "lm_target_layers": lm_target_layers,
+            "lm_gate_lr": lm_gate_lr, "lm_config": None, **cfg,
+        }
 
     # ------------------------------------------------------------------ labels
 
@@ -225,12 +248,22 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             return 0.0
         penalty = lambda0 * encoder.r3(float(self.cfg.get("lm_target_layers", 0)))
         penalty.backward()
-        return float(penalty)
+        return float(penalty.detach())
 
     def finish_update(self, sgd: Optimizer) -> None:
-        """Optimizer step, then the projection of projected gradient descent (gates in [0, 1])."""
-        self.model.finish_update(sgd)
+        """Optimizer step. The LM gates are not the training optimizer's: they stay at 1
+        while lm_lambda0 = 0, and during layer selection they take a step of their own
+        SGD with momentum (the paper's projected gradient descent), then are projected
+        into [0, 1]."""
         encoder = self._ldnet_module()
+        gates = list(encoder.gates.values()) if encoder is not None and encoder.lm is not None else []
+        if gates and float(self.cfg.get("lm_lambda0", 0.0)) > 0:
+            if self._gate_optimizer is None or self._gate_optimizer.param_groups[0]["params"][0] is not gates[0]:
+                self._gate_optimizer = torch.optim.SGD(gates, lr=float(self.cfg.get("lm_gate_lr", 0.05)), momentum=0.9)
+            self._gate_optimizer.step()
+        for gate in gates:
+            gate.grad = None
+        self.model.finish_update(sgd)
         if encoder is not None:
             encoder.project()
 

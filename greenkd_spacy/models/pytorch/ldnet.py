@@ -105,7 +105,7 @@ class LDNetEncoder(nn.Module):
     def gate_values(self) -> Dict[str, List[float]]:
         if self.lm is None:
             return {}
-        return {name: [round(float(z), 4) for z in gate] for name, gate in self.gates.items()}
+        return {name: [round(float(z), 4) for z in gate.detach()] for name, gate in self.gates.items()}
 
     def r3(self, target_layers: float) -> torch.Tensor:
         """R3 over all gates of both directions together (lambda_1 counts both)."""

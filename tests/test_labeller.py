@@ -1,0 +1,148 @@
+"""greenkd_ner / greenkd_chunker (LD-Net): training, spans, LM pretraining, layer
+selection and pruning, CoNLL conversion, distillation."""
+import copy
+import json
+
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.tokens import DocBin
+from spacy.training import Example
+
+from greenkd_spacy.training.conll import read_sentences, sentence_doc
+from greenkd_spacy.training.distill import distill
+from greenkd_spacy.training.lm_pretrain import pretrain_lm
+
+TINY_ENCODER = {"word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
+TINY = {"model": {"dropout": 0.0, "tok2vec": TINY_ENCODER}}
+TEXTS = [
+    ("John Smith lives in Paris .", [(0, 10, "PER"), (20, 25, "LOC")]),
+    ("Mary went to London today .", [(0, 4, "PER"), (13, 19, "LOC")]),
+    ("Nothing here .", []),
+]
+RAW = "\n".join(t for t, _ in TEXTS for _ in range(8)) + "\n"
+
+
+def ner_examples(nlp):
+    return [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in TEXTS]
+
+
+def train_ner(config=None, steps=60, lm_path=None):
+    torch.manual_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_ner", config=copy.deepcopy(config or TINY))
+    egs = ner_examples(nlp)
+    if lm_path is not None:
+        nlp.config["initialize"]["components"]["greenkd_ner"] = {"lm_path": str(lm_path)}
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(steps):
+        nlp.update(egs, sgd=optimizer)
+    return nlp, optimizer
+
+
+@pytest.fixture(scope="module")
+def lm_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("lm")
+    (path / "raw.txt").write_text(RAW, encoding="utf8")
+    pretrain_lm(path / "raw.txt", path / "out", vocab_size=30, embed_width=8, hidden_width=8, depth=4, proj_width=8,
+                cutoffs=(10,), batch_size=4, seq_length=8, max_steps=20, eval_every=10, held_out_batches=1)
+    return path
+
+
+def test_ner_learns_round_trips_and_survives_odd_input(tmp_path):
+    nlp, _ = train_ner()
+    doc = nlp("John Smith lives in Paris .")
+    assert [(e.text, e.label_) for e in doc.ents] == [("John Smith", "PER"), ("Paris", "LOC")]
+    assert nlp.evaluate(ner_examples(nlp))["ents_f"] == 1.0
+    for text in ["", "   ", "🙂 é \x00", "x" * 3000, " ".join(["word"] * 700)]:
+        ents = nlp(text).ents
+        assert all(e.label_ in ("PER", "LOC") for e in ents)
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert [(e.text, e.label_) for e in loaded("John Smith lives in Paris .").ents] == [(e.text, e.label_) for e in doc.ents]
+
+
+def test_chunker_writes_spans_and_scores_them():
+    torch.manual_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
+    egs = []
+    for words, tags in ((["the", "cat", "sat"], ["B-NP", "I-NP", "B-VP"]), (["a", "dog", "ran"], ["B-NP", "I-NP", "B-VP"])):
+        ref = sentence_doc(nlp.vocab, words, ["X"] * 3, tags, "conll00")
+        egs.append(Example(nlp.make_doc(" ".join(words)), ref))
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(60):
+        nlp.update(egs, sgd=optimizer)
+    doc = nlp("the cat sat")
+    assert [(s.text, s.label_) for s in doc.spans["chunks"]] == [("the cat", "NP"), ("sat", "VP")]
+    assert nlp.evaluate(egs)["spans_chunks_f"] == 1.0
+
+
+def test_lm_pretraining_checkpoints_and_resumes(lm_dir):
+    state = json.loads((lm_dir / "out/model-last/state.json").read_text())
+    assert state["step"] == 20 and len(state["history"]) == 2
+    assert (lm_dir / "out/model-best/weights.pt").exists()
+    state = pretrain_lm(lm_dir / "raw.txt", lm_dir / "out", max_steps=25, eval_every=5, batch_size=4, seq_length=8, held_out_batches=1)
+    assert state["step"] == 25 and len(state["history"]) == 3
+
+
+def test_layer_selection_and_pruning_keep_predictions(lm_dir, tmp_path):
+    config = copy.deepcopy(TINY)
+    config.update({"lm_lambda0": 1.0, "lm_target_layers": 3, "lm_gate_lr": 0.2})
+    nlp, _ = train_ner(config, steps=80, lm_path=lm_dir / "out/model-best")
+    pipe = nlp.get_pipe("greenkd_ner")
+    gates = pipe.lm_gates()
+    values = gates["fwd"] + gates["bwd"]
+    assert all(0.0 <= z <= 1.0 for z in values)
+    assert sum(z > 0 for z in values) <= 3  # R3 drove the rest to exactly 0
+    texts = [t for t, _ in TEXTS]
+    before = [[(e.start, e.end, e.label_) for e in doc.ents] for doc in nlp.pipe(texts)]
+    probs_before = pipe.predict([nlp.make_doc(t) for t in texts])[1]
+    flops_before, flops_after = pipe.prune_lm()
+    assert flops_after < flops_before
+    probs_after = pipe.predict([nlp.make_doc(t) for t in texts])[1]
+    for a, b in zip(probs_before, probs_after):
+        assert numpy.allclose(a, b, atol=1e-5)
+    nlp.to_disk(tmp_path / "pruned")
+    loaded = spacy.load(tmp_path / "pruned")
+    assert [[(e.start, e.end, e.label_) for e in doc.ents] for doc in loaded.pipe(texts)] == before
+    assert loaded.get_pipe("greenkd_ner").lm_flops_per_token() == flops_after
+
+
+def test_conll_reader_names_file_and_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("-DOCSTART- -X- O O\n\nEU NNP I-NP I-ORG\nrejects VBZ I-VP\n", encoding="utf8")
+    with pytest.raises(ValueError, match=r"bad.txt, line 4"):
+        list(read_sentences(path, "conll03"))
+    good = tmp_path / "good.txt"
+    good.write_text("EU NNP I-NP I-ORG\nGerman JJ I-NP I-MISC\nwords NN I-NP O\nA NNP I-NP I-ORG\nB NNP I-NP B-ORG\n", encoding="utf8")
+    (words, pos, tags, line), = read_sentences(good, "conll03")
+    doc = sentence_doc(spacy.blank("en").vocab, words, pos, tags, "conll03")
+    # IOB1: B- separates two adjacent ORG entities.
+    assert [(e.text, e.label_) for e in doc.ents] == [("EU", "ORG"), ("German", "MISC"), ("A", "ORG"), ("B", "ORG")]
+
+
+def test_distil_ner_student_from_ner_teacher(tmp_path):
+    teacher, _ = train_ner()
+    teacher.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in ner_examples(teacher)]).to_disk(tmp_path / "train.spacy")
+    student = spacy.blank("en")
+    student.add_pipe("greenkd_ner", config=copy.deepcopy(TINY))
+    config = student.config
+    config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy")})
+    config["corpora"] = {
+        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
+        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
+    }
+    config["training"]["eval_frequency"] = 20
+    config["distillation"] = {
+        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "cache_dir": str(tmp_path / "cache"),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 8},
+        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
+    }
+    trained, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
+    assert trained.get_pipe("greenkd_ner").labels == teacher.get_pipe("greenkd_ner").labels
+    assert summary["training"]["best_score"] > 0.9
