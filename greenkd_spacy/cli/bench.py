@@ -92,7 +92,12 @@ def add_train_cost(row: dict, train_cost: Union[None, Path, Sequence[Path]], tra
     costs = [srsly.read_json(path) for path in paths if path.exists()]
     if not costs:
         return row
-    row["train_cpu_seconds"] = round(sum(cost["cpu_seconds"] for cost in costs), 1)
+    cpu = [cost.get("cpu_seconds") for cost in costs]
+    # A phase whose CPU time was not recorded makes the total unknown, not smaller.
+    row["train_cpu_seconds"] = round(sum(cpu), 1) if None not in cpu else None
+    notes = [cost["note"] for cost in costs if cost.get("note")]
+    if notes:
+        row["train_cost_note"] = " ".join(notes)
     row["train_wall_seconds"] = round(sum(cost["wall_seconds"] for cost in costs), 1)
     peaks = [cost["max_rss_mb"] for cost in costs if cost.get("max_rss_mb") is not None]
     if peaks:

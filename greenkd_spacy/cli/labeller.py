@@ -30,6 +30,7 @@ def convert_conll_cli(
     output_path: Path = typer.Argument(..., help="Output .spacy file"),
     fmt: str = typer.Option(..., "--format", "-f", help=f"One of {', '.join(FORMATS)}"),
     spans_key: str = typer.Option("chunks", "--spans-key", help="conll00: the doc.spans key the chunks go to"),
+    chunks_as_ents: bool = typer.Option(False, "--chunks-as-ents", help="conll00: write chunks to doc.ents instead (to train spaCy's own `ner` as a baseline)"),
     hold_out: int = typer.Option(0, "--hold-out", help="Write the last N sentences to --held-out-output instead (CoNLL-2000 has no dev set: the LD-Net paper holds out 1,000 train sentences)"),
     held_out_output: Optional[Path] = typer.Option(None, "--held-out-output", help="Where the held-out sentences go"),
 ) -> None:
@@ -38,7 +39,7 @@ def convert_conll_cli(
     line stops with its file and line number."""
     vocab = spacy.blank("en").vocab
     try:
-        docs = [sentence_doc(vocab, w, p, t, fmt, spans_key) for w, p, t, _ in read_sentences(input_path, fmt)]
+        docs = [sentence_doc(vocab, w, p, t, fmt, spans_key, chunks_as_ents) for w, p, t, _ in read_sentences(input_path, fmt)]
     except ValueError as err:
         msg.fail(str(err), exits=1)
     if hold_out and held_out_output is None:
@@ -49,7 +50,7 @@ def convert_conll_cli(
     for path, part in parts:
         path.parent.mkdir(parents=True, exist_ok=True)
         DocBin(docs=part, attrs=["ORTH", "TAG", "ENT_IOB", "ENT_TYPE"]).to_disk(path)
-        n_spans = sum(len(d.ents) if fmt == "conll03" else len(d.spans[spans_key]) for d in part)
+        n_spans = sum(len(d.ents) if fmt == "conll03" or chunks_as_ents else len(d.spans[spans_key]) for d in part)
         msg.good(f"Wrote {len(part):,} sentences ({n_spans:,} spans) to {path}")
 
 

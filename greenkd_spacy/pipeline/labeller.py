@@ -70,6 +70,22 @@ def make_spans_scorer(spans_key: str = "chunks") -> Callable:
     return score
 
 
+@registry.callbacks("greenkd.layer_selection.v1")
+def make_layer_selection(lambda0: float = 0.05, target_layers: int = 4, gate_lr: float = 0.05) -> Callable[[Language], Language]:
+    """[initialize] before_init callback that switches on layer selection (paper 2.4) for
+    every greenkd labeller of a pipeline, typically one sourced from a trained LD-Net:
+    lambda0 x R3 on the LM gates, at most target_layers (lambda_1) kept before the L1
+    part switches off, gates on SGD with momentum at gate_lr."""
+
+    def before_init(nlp: Language) -> Language:
+        for _, pipe in nlp.pipeline:
+            if isinstance(pipe, SequenceLabeller):
+                pipe.cfg.update(lm_lambda0=lambda0, lm_target_layers=target_layers, lm_gate_lr=gate_lr)
+        return nlp
+
+    return before_init
+
+
 @Language.factory(
     "greenkd_ner",
     assigns=["doc.ents", "token.ent_iob", "token.ent_type"],

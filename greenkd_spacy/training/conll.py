@@ -60,12 +60,15 @@ def read_sentences(path: Path, fmt: str) -> Iterator[Sentence]:
         yield words, pos, tags, first
 
 
-def sentence_doc(vocab: Vocab, words: List[str], pos: List[str], tags: List[str], fmt: str, spans_key: str = "chunks") -> Doc:
-    """A doc for one sentence with its spans: doc.ents (conll03) or doc.spans[key] (conll00).
+def sentence_doc(
+    vocab: Vocab, words: List[str], pos: List[str], tags: List[str], fmt: str, spans_key: str = "chunks", as_ents: bool = False
+) -> Doc:
+    """A doc for one sentence with its spans: doc.ents (conll03, or conll00 with
+    as_ents, for spaCy's own `ner` as a chunking baseline) or doc.spans[key] (conll00).
     The POS column is kept as token.tag_ (PTB tags)."""
     doc = Doc(vocab, words=words, tags=pos)
     spans = biluo_tags_to_spans(doc, iob_to_biluo(tags))
-    if fmt == "conll03":
+    if fmt == "conll03" or as_ents:
         doc.set_ents(spans, default="outside")
     else:
         doc.spans[spans_key] = spans
