@@ -146,3 +146,38 @@ def test_distil_ner_student_from_ner_teacher(tmp_path):
     trained, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
     assert trained.get_pipe("greenkd_ner").labels == teacher.get_pipe("greenkd_ner").labels
     assert summary["training"]["best_score"] > 0.9
+
+
+def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_path):
+    """The study's path as a user runs it: spacy train (LD-Net config with an LM), the
+    layer-selection config sourcing it, greenkd-prune-lm, greenkd-bench-labeller."""
+    from spacy.cli.train import train as train_cli
+    from typer.testing import CliRunner
+
+    from greenkd_spacy.cli.app import app
+
+    nlp = spacy.blank("en")
+    DocBin(docs=[eg.reference for eg in ner_examples(nlp)]).to_disk(tmp_path / "train.spacy")
+    data = {"paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "train.spacy")}
+    tiny = {f"components.greenkd_ner.model.tok2vec.{k}": v for k, v in TINY_ENCODER.items()}
+    train_cli("configs/ner_ldnet.cfg", tmp_path / "ldnet", overrides={
+        **data, **tiny, "paths.lm": str(lm_dir / "out/model-best"), "training.max_steps": 30,
+        "training.eval_frequency": 10, "training.dropout": 0.0, "components.greenkd_ner.model.dropout": 0.0,
+    })
+    train_cli("configs/ner_ldnet_select.cfg", tmp_path / "select", overrides={
+        **data, "paths.source": str(tmp_path / "ldnet/model-best"), "training.max_steps": 60, "training.eval_frequency": 20,
+        "training.dropout": 0.0, "initialize.before_init.lambda0": 1.0, "initialize.before_init.target_layers": 2,
+        "initialize.before_init.gate_lr": 0.3,
+    })
+    runner = CliRunner()
+    result = runner.invoke(app, ["prune-lm", str(tmp_path / "select/model-last"), str(tmp_path / "pruned")])
+    assert result.exit_code == 0, result.output
+    assert "fewer" in result.output
+    pruned = spacy.load(tmp_path / "pruned").get_pipe("greenkd_ner")
+    assert sum(len(g) for g in pruned.lm_gates().values()) <= 2
+    out = tmp_path / "results.json"
+    result = runner.invoke(app, ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "ldnet-pruned", "-o", str(out), "--repeats", "1"])
+    assert result.exit_code == 0, result.output
+    row = json.loads(out.read_text())[0]
+    assert row["system"] == "ldnet-pruned" and 0 < row["lm_flops_per_token"] and row["words_per_second"] > 0
+    assert 0 <= row["f1"] <= 100 and row["cores"] >= 1

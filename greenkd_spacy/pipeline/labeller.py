@@ -78,7 +78,9 @@ def make_layer_selection(lambda0: float = 0.05, target_layers: int = 4, gate_lr:
     part switches off, gates on SGD with momentum at gate_lr."""
 
     def before_init(nlp: Language) -> Language:
-        for _, pipe in nlp.pipeline:
+        # nlp.components, not nlp.pipeline: spacy train disables sourced components
+        # while it initializes the others.
+        for _, pipe in nlp.components:
             if isinstance(pipe, SequenceLabeller):
                 pipe.cfg.update(lm_lambda0=lambda0, lm_target_layers=target_layers, lm_gate_lr=gate_lr)
         return nlp
