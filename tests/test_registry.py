@@ -7,15 +7,21 @@ import pytest
 import spacy
 from spacy.util import load_config
 
-from .util import save_trained_parser
+from .util import save_tiny_source
 
 CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.cfg"))
 
 NAMES = {
-    "architectures": ["greenkd.BiLSTMEncoder.v1", "greenkd.BiaffineParser.v1"],
-    "readers": ["greenkd.Corpus.v1"],
+    "architectures": [
+        "greenkd.BiLSTMEncoder.v1", "greenkd.BiaffineParser.v1", "greenkd.DAN.v1",
+        "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
+    ],
+    "readers": ["greenkd.Corpus.v1", "greenkd.TextFile.v1", "greenkd.DistillCorpus.v1"],
     "schedules": ["greenkd.exponential_decay.v1"],
+    "scorers": ["greenkd.spans_scorer.v1"],
+    "callbacks": ["greenkd.layer_selection.v1"],
 }
+FACTORIES = ["greenkd_parser", "greenkd_textcat", "greenkd_textcat_multilabel", "greenkd_ner", "greenkd_chunker"]
 
 
 def test_names_resolve_in_a_fresh_interpreter():
@@ -28,7 +34,8 @@ def test_names_resolve_in_a_fresh_interpreter():
         "    for name in items:\n"
         "        getattr(registry, reg).get(name)\n"
         "nlp = spacy.blank('en')\n"
-        "nlp.add_pipe('greenkd_parser')\n"
+        f"for factory in {FACTORIES!r}:\n"
+        "    nlp.add_pipe(factory)\n"
         "print('ok')\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
@@ -47,9 +54,11 @@ def test_cli_commands_are_on_spacys_cli():
 @pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
 def test_shipped_configs_build(path, tmp_path):
     overrides = {}
-    if "source" in load_config(path, interpolate=False)["paths"]:
-        # Continuation configs source a trained parser: give them a tiny one.
-        save_trained_parser(tmp_path, "train.spacy")
+    raw = load_config(path, interpolate=False)
+    if "source" in raw["paths"]:
+        # Continuation configs source a trained component: give them a tiny one.
+        (name,) = raw["nlp"]["pipeline"]
+        save_tiny_source(tmp_path / "model", name)
         overrides["paths.source"] = str(tmp_path / "model")
     config = load_config(path, overrides=overrides)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)

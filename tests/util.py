@@ -74,3 +74,27 @@ def save_trained_parser(path: Path, data_name: str, copy_pos: bool = True) -> No
     train(nlp, examples)
     nlp.to_disk(path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(path / data_name)
+
+
+def save_tiny_source(path: Path, component: str) -> None:
+    """A trained tiny pipeline with one component of this factory (for configs that
+    source a component), saved at path."""
+    if component == "greenkd_parser":
+        save_trained_parser(path.parent, "train.spacy")
+        return
+    nlp = spacy.blank("en")
+    if component == "greenkd_textcat":
+        nlp.add_pipe(component, config={"model": {"max_ngrams": 100, "width": 8, "hidden_width": 8}})
+        examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(p), "neg": float(not p)}}) for t, p in (("good", 1), ("bad", 0))]
+    else:
+        tiny = {"word_width": 8, "word_rows": 100, "char_width": 4, "char_hidden": 4, "hidden_width": 4}
+        nlp.add_pipe(component, config={"model": {"tok2vec": tiny}})
+        if component == "greenkd_ner":
+            examples = [Example.from_dict(nlp.make_doc("John lives here"), {"entities": [(0, 4, "PER")]})]
+        else:
+            reference = Doc(nlp.vocab, words=["the", "cat"])
+            reference.spans["chunks"] = [reference[0:2]]
+            reference.spans["chunks"][0].label_ = "NP"
+            examples = [Example(Doc(nlp.vocab, words=["the", "cat"]), reference)]
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(path)
