@@ -99,23 +99,26 @@ def pair_components(
 
 def teacher_fingerprint(
     teacher: Language, teacher_name: str, examples: Iterable[Example], settings: Dict
-) -> str:
+) -> Tuple[str, int]:
     """Hash of the teacher's weights (its component and everything before it), the
-    corpus as the student will see it, and the settings that shape the targets."""
+    corpus as the student will see it, and the settings that shape the targets; and the
+    number of examples, counted on the way (so the teacher pass can show an ETA)."""
     fingerprint = Fingerprint().update(settings)
     for name, proc in teacher.pipeline:
         if hasattr(proc, "to_bytes"):
             fingerprint.update(name, proc.to_bytes(exclude=["vocab"]))
         if name == teacher_name:
             break
+    n_examples = 0
     for eg in examples:
+        n_examples += 1
         doc = eg.predicted
         fingerprint.update(
             [t.text for t in doc],
             [t.pos_ for t in doc],
             [int(t.is_sent_start or 0) for t in doc] if doc.has_annotation("SENT_START") else 0,
         )
-    return fingerprint.hexdigest()
+    return fingerprint.hexdigest(), n_examples
 
 
 def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[Any]:
@@ -139,6 +142,7 @@ def annotate(
     top_k: int,
     shard_size: int,
     batch_size: int = 64,
+    total: Optional[int] = None,
     stderr: IO = sys.stderr,
 ) -> Dict[str, float]:
     """Stream the corpus through the teacher into the cache, shard by shard.
@@ -151,7 +155,7 @@ def annotate(
     n_shards = 0
     n_docs = 0
     done_before = 0
-    with tqdm(desc="teacher annotation", unit="doc", file=stderr) as bar:
+    with tqdm(desc="teacher annotation", unit="doc", total=total, file=stderr) as bar:
         for index, shard in shards(examples, shard_size):
             n_shards = index + 1
             n_docs += len(shard)
@@ -243,7 +247,7 @@ def distill(
     teachers = {}
     for name, pipe, teacher_pipe in pairs:
         settings = dict(pipe.teacher_settings(), top_k=D["top_k"], labels=list(teacher_pipe.labels))
-        fingerprint = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_corpus(student), settings)
+        fingerprint, n_examples = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_corpus(student), settings)
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         if cache.complete:
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
@@ -251,7 +255,7 @@ def distill(
         else:
             summary["annotation"][name] = annotate(
                 teacher_nlp, pipe, teacher_pipe, train_corpus(student), cache,
-                top_k=D["top_k"], shard_size=D["shard_size"], stderr=stderr,
+                top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples, stderr=stderr,
             )
         teachers[name] = pipe.cached_teacher(teacher_pipe, cache.records())
 
