@@ -1,0 +1,76 @@
+"""Check the distillation study's targets (issue 3) against a results file.
+
+Reads benchmarks/results/parser_distill_ewt.json (written by parser_distill_ewt.sh) and
+prints each target with the measured figures and whether it is met, so the claims in the
+docs come from the JSON and nothing else. With --output, the checks are also written as
+JSON.
+
+Usage: python benchmarks/summarize_distill.py [RESULTS.json] [--output CHECKS.json]
+"""
+import argparse
+import json
+from typing import Dict, List, Optional
+
+
+def check(rows: List[Dict]) -> List[Dict]:
+    by = {row["system"]: row for row in rows}
+    checks: List[Dict] = []
+
+    def add(target: str, met: Optional[bool], figures: str) -> None:
+        checks.append({"target": target, "met": met, "figures": figures})
+
+    for x in (20, 40, 60, 80):
+        d, b = by.get(f"d-{x}"), by.get(f"base-{x}")
+        if d and b:
+            add(f"D-{x} beats Base-{x} (LAS)", d["las"] > b["las"], f"D-{x} {d['las']:.2f} vs Base-{x} {b['las']:.2f}")
+    full, d20 = by.get("full"), by.get("d-20")
+    if full and d20:
+        gap = full["las"] - d20["las"]
+        add("D-20 within ~1.5 LAS of Full", gap <= 1.5, f"Full {full['las']:.2f}, D-20 {d20['las']:.2f} (gap {gap:.2f})")
+        ratio = d20["words_per_second"] / full["words_per_second"]
+        add("D-20 at least 2.3x faster than Full", ratio >= 2.3, f"{d20['words_per_second']:,} vs {full['words_per_second']:,} words/s ({ratio:.2f}x)")
+    teacher = by.get("teacher-trf")
+    if teacher:
+        students = [row for name, row in by.items() if name.startswith("student-trf")]
+        for s in students:
+            speed = s["words_per_second"] / teacher["words_per_second"]
+            gap = teacher["las"] - s["las"]
+            add(
+                f"{s['system']}: >= 15x faster than the teacher and <= 2.0 LAS below it",
+                speed >= 15 and gap <= 2.0,
+                f"{speed:.1f}x faster, {gap:.2f} LAS below (teacher {teacher['las']:.2f}, student {s['las']:.2f})",
+            )
+    spacy_cnn = by.get("spacy-cnn")
+    if spacy_cnn:
+        better = [r for n, r in by.items() if n not in ("spacy-cnn", "teacher-trf", "full") and r["las"] > spacy_cnn["las"]]
+        if better:
+            fastest = max(better, key=lambda r: r["words_per_second"])
+            ratio = fastest["words_per_second"] / spacy_cnn["words_per_second"]
+            add(
+                "fastest student above spacy-cnn's LAS is > 1.5x its words/s",
+                ratio > 1.5,
+                f"{fastest['system']} LAS {fastest['las']:.2f} at {fastest['words_per_second']:,} words/s vs spacy-cnn "
+                f"{spacy_cnn['las']:.2f} at {spacy_cnn['words_per_second']:,} ({ratio:.2f}x)",
+            )
+        else:
+            add("fastest student above spacy-cnn's LAS is > 1.5x its words/s", False, f"no student beats spacy-cnn's LAS {spacy_cnn['las']:.2f}")
+    return checks
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="?", default="benchmarks/results/parser_distill_ewt.json")
+    parser.add_argument("--output", default=None)
+    args = parser.parse_args()
+    with open(args.results, encoding="utf8") as file_:
+        checks = check(json.load(file_))
+    for c in checks:
+        mark = {True: "met", False: "NOT met", None: "n/a"}[c["met"]]
+        print(f"- {c['target']}: {mark} ({c['figures']})")
+    if args.output:
+        with open(args.output, "w", encoding="utf8") as file_:
+            json.dump(checks, file_, indent=2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,25 @@
+"""The distillation study's target checks read the results rows and nothing else."""
+import importlib.util
+from pathlib import Path
+
+spec = importlib.util.spec_from_file_location("summarize_distill", Path(__file__).parent.parent / "benchmarks/summarize_distill.py")
+summarize = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(summarize)
+
+
+def test_checks_follow_the_rows():
+    rows = [
+        {"system": "full", "las": 88.0, "words_per_second": 1000},
+        {"system": "d-20", "las": 87.0, "words_per_second": 2500},
+        {"system": "base-20", "las": 87.5, "words_per_second": 2500},
+        {"system": "teacher-trf", "las": 86.0, "words_per_second": 100},
+        {"system": "student-trf-cnn", "las": 84.5, "words_per_second": 1600},
+        {"system": "spacy-cnn", "las": 84.0, "words_per_second": 1000},
+    ]
+    checks = {c["target"]: c["met"] for c in summarize.check(rows)}
+    assert checks["D-20 beats Base-20 (LAS)"] is False
+    assert checks["D-20 within ~1.5 LAS of Full"] is True
+    assert checks["D-20 at least 2.3x faster than Full"] is True
+    assert checks["student-trf-cnn: >= 15x faster than the teacher and <= 2.0 LAS below it"] is True
+    # Fastest above 84.0 LAS: d-20 / base-20 at 2,500 words/s = 2.5x spacy-cnn.
+    assert checks["fastest student above spacy-cnn's LAS is > 1.5x its words/s"] is True
