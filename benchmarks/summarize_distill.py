@@ -42,7 +42,8 @@ def check(rows: List[Dict]) -> List[Dict]:
             )
     spacy_cnn = by.get("spacy-cnn")
     if spacy_cnn:
-        better = [r for n, r in by.items() if n not in ("spacy-cnn", "teacher-trf", "full") and r["las"] > spacy_cnn["las"]]
+        # Students: the distilled systems (D-x and the transformer's students).
+        better = [r for n, r in by.items() if n.startswith(("d-", "student-trf")) and r["las"] > spacy_cnn["las"]]
         if better:
             fastest = max(better, key=lambda r: r["words_per_second"])
             ratio = fastest["words_per_second"] / spacy_cnn["words_per_second"]

@@ -21,5 +21,5 @@ def test_checks_follow_the_rows():
     assert checks["D-20 within ~1.5 LAS of Full"] is True
     assert checks["D-20 at least 2.3x faster than Full"] is True
     assert checks["student-trf-cnn: >= 15x faster than the teacher and <= 2.0 LAS below it"] is True
-    # Fastest above 84.0 LAS: d-20 / base-20 at 2,500 words/s = 2.5x spacy-cnn.
+    # Fastest student above 84.0 LAS: d-20 at 2,500 words/s = 2.5x spacy-cnn (base-20 is no student).
     assert checks["fastest student above spacy-cnn's LAS is > 1.5x its words/s"] is True
