@@ -4,6 +4,7 @@ import importlib.util
 import pytest
 import spacy
 from spacy.tokens import DocBin
+from spacy.util import fix_random_seed
 from thinc.api import Config
 
 from greenkd_spacy.training.distill import distill
@@ -18,17 +19,19 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_transformer_teacher_trains_and_teaches(tmp_path):
+    fix_random_seed(0)
     config = spacy.util.load_config("configs/parser_trf_teacher.cfg")
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
     examples = make_examples(nlp, copy_pos=False)
     optimizer = nlp.initialize(lambda: examples)
-    optimizer.learn_rate = 1e-3
-    first = None
+    # A constant rate a fine-tuned transformer tolerates (1e-3 can diverge on two sentences).
+    optimizer.learn_rate = 2e-4
+    history = []
     for _ in range(25):
         losses = {}
         nlp.update(examples, sgd=optimizer, losses=losses)
-        first = first if first is not None else losses["greenkd_parser"]
-    assert losses["greenkd_parser"] < first
+        history.append(losses["greenkd_parser"])
+    assert sum(history[-5:]) / 5 < history[0]
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     teacher = spacy.load(tmp_path / "teacher")
