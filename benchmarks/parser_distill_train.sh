@@ -4,7 +4,7 @@
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
 # Stages: full anneal base-20 base-40 base-60 base-80 d-20 d-40 d-60 d-80 teacher-trf trf-cnn spacy-cnn
-# Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS
+# Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
 set -euo pipefail
 export HF_HUB_OFFLINE=1
 FULL_STEPS=${FULL_STEPS:-3000}
@@ -13,6 +13,9 @@ STUDENT_STEPS=${STUDENT_STEPS:-3000}
 TEACHER_STEPS=${TEACHER_STEPS:-2000}
 CNN_STEPS=${CNN_STEPS:-3000}
 SPACY_STEPS=${SPACY_STEPS:-6000}
+# Base-x evaluate every BASE_EVAL steps, so that (like spacy distill, which always scores
+# its last step) their last step is scored whatever STUDENT_STEPS is.
+BASE_EVAL=${BASE_EVAL:-100}
 data="--paths.train corpus/ud_en/en_ewt-ud-train.spacy --paths.dev corpus/ud_en/en_ewt-ud-dev.spacy"
 full=training/full-goldpos-annealed/model-best
 timed() {  # name command...
@@ -25,7 +28,7 @@ for stage in "$@"; do
   case $stage in
     full) timed full-goldpos python -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
     anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
-    base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency 200 ;;
+    base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
     d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
     teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
     trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
