@@ -129,3 +129,4 @@ class Errors(metaclass=ErrorsWithCodes):
         "lm_path at its model-best or model-last."
     )
 
+    E034 = "{path}, line {line}: {problem}. Fix: {fix}."

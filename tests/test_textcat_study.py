@@ -10,7 +10,7 @@ import spacy
 from spacy.cli.train import train as train_cli
 from spacy.tokens import DocBin
 
-from .test_textcat import DATA, SMALL, trained
+from .test_textcat import DATA, trained
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -11,12 +11,12 @@ import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from .ngrams import NgramTable
 from .pytorch.dan import DANModule
-from .torch_bridge import sync_dropout
+from .torch_bridge import sync_dropout, torch_wrapper
 
 
 @registry.architectures("greenkd.DAN.v1")
@@ -76,7 +76,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
         n_classes,
         model.attrs["dropout_rate"],
     )
-    layer = PyTorchWrapper_v2(module, convert_inputs=_inputs, convert_outputs=_outputs)
+    layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]
     model.layers.append(layer)
     model.set_dim("nO", n_classes, force=True)

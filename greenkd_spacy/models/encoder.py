@@ -16,7 +16,6 @@ from thinc.api import (
     Dropout,
     HashEmbed,
     Model,
-    PyTorchWrapper_v2,
     chain,
     concatenate,
     list2ragged,
@@ -26,7 +25,7 @@ from thinc.api import (
 from thinc.types import Floats2d
 
 from .pytorch.bilstm import StackedBiLSTM
-from .torch_bridge import flat_to_list_outputs, list_to_flat_inputs
+from .torch_bridge import flat_to_list_outputs, list_to_flat_inputs, torch_wrapper
 
 
 @registry.architectures("greenkd.BiLSTMEncoder.v1")
@@ -75,7 +74,7 @@ def build_bilstm_encoder(
     if include_static_vectors:
         embed = concatenate(embed, StaticVectors(nO=word_width, dropout=0.0))
         width += word_width
-    lstm = PyTorchWrapper_v2(
+    lstm = torch_wrapper(
         StackedBiLSTM(width, hidden_width, depth, dropout),
         convert_inputs=list_to_flat_inputs,
         convert_outputs=flat_to_list_outputs,

@@ -14,13 +14,13 @@ import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from .pytorch.crf import biluo_constraints
 from .pytorch.dense_lm import DenseLM
 from .pytorch.ldnet import CRFHead, LDNetEncoder
-from .torch_bridge import flatten_list, module_of, sync_dropout
+from .torch_bridge import flatten_list, module_of, sync_dropout, torch_wrapper
 
 Chunk = Tuple[int, int, int]  # (doc index, start, end)
 PAD, SPACE = 0, 1
@@ -111,7 +111,7 @@ def ensure_encoder(model: Model, lm_config: Optional[Dict[str, Any]], lm_state: 
         attrs["word_rows"], attrs["word_width"], attrs["char_rows"], attrs["char_width"],
         attrs["char_hidden"], attrs["hidden_width"], attrs["dropout_rate"], lm=lm,
     )
-    wrapper = PyTorchWrapper_v2(module, convert_inputs=_encoder_inputs, convert_outputs=_flat_outputs)
+    wrapper = torch_wrapper(module, convert_inputs=_encoder_inputs, convert_outputs=_flat_outputs)
     wrapper.attrs["dropout_rate"] = attrs["dropout_rate"]
     wrapper.attrs["max_length"] = attrs["max_length"]
     # A plain attribute of the module (not a thinc attr), so it is not serialised twice:
@@ -229,7 +229,7 @@ def ensure_head(model: Model, n_in: int, tags: Sequence[str]) -> None:
             return
         model.layers.pop()
     module = CRFHead(n_in, len(tags), biluo_constraints(tags), model.attrs["dropout_rate"])
-    head = PyTorchWrapper_v2(module, convert_inputs=_head_inputs, convert_outputs=_head_outputs)
+    head = torch_wrapper(module, convert_inputs=_head_inputs, convert_outputs=_head_outputs)
     head.attrs["dropout_rate"] = model.attrs["dropout_rate"]
     head.attrs["max_length"] = model.attrs["max_length"]
     model.set_dim("nI", n_in, force=True)

@@ -5,14 +5,14 @@ import numpy
 import torch
 from spacy.tokens import Doc
 from spacy.util import registry
-from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v2, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d, Floats3d
 
 from ..decoding.mst import decode_batch
 from ..errors import Errors
 from ..types import ParserInput, ParserScores, Segment
 from .pytorch.biaffine import BiaffineParserModule
-from .torch_bridge import flatten_list, sync_dropout
+from .torch_bridge import flatten_list, sync_dropout, torch_wrapper
 
 
 def decode_trees(arc_logits: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -77,7 +77,7 @@ def ensure_head(model: Model, n_in: int, n_labels: int) -> None:
         model.attrs["mlp_dropout"],
         decoder=decode_trees,
     )
-    head = PyTorchWrapper_v2(
+    head = torch_wrapper(
         module, convert_inputs=_head_inputs, convert_outputs=_head_outputs
     )
     head.attrs["dropout_rate"] = model.attrs["mlp_dropout"]

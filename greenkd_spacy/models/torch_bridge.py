@@ -4,12 +4,41 @@ Our torch modules take all tokens of a batch as one flat (N, width) tensor plus 
 length of each sequence, and pad inside torch; the thinc side only flattens and
 unflattens with its own ops, so nobody pads by hand.
 """
-from typing import Any, Callable, List, Tuple, cast
+from io import BytesIO
+from typing import Any, Callable, List, Optional, Tuple, cast
 
 import torch
-from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
+from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
 from thinc.shims import PyTorchShim
 from thinc.types import Floats2d
+
+
+def load_weights_only(module: torch.nn.Module, state_bytes: bytes, device: "torch.device") -> torch.nn.Module:
+    """Load a module's saved state without unpickling arbitrary objects.
+
+    thinc's default deserializer calls `torch.load` with the library default, which
+    unpickles anything before torch 2.6; our modules keep only tensors in their
+    state dicts, so `weights_only=True` loads every model we save and refuses a
+    tampered file instead of running code from it.
+    """
+    state = torch.load(BytesIO(state_bytes), map_location=device, weights_only=True)
+    module.load_state_dict(state)
+    module.to(device)
+    return module
+
+
+def torch_wrapper(
+    module: torch.nn.Module,
+    convert_inputs: Optional[Callable] = None,
+    convert_outputs: Optional[Callable] = None,
+) -> Model:
+    """Wrap a torch module as a thinc model that loads its weights safely."""
+    return PyTorchWrapper_v3(
+        module,
+        convert_inputs=convert_inputs,
+        convert_outputs=convert_outputs,
+        deserialize_model=load_weights_only,
+    )
 
 
 def module_of(model: Model) -> torch.nn.Module:

@@ -15,7 +15,7 @@ import srsly
 import torch
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
-from spacy.scorer import Scorer, get_ner_prf
+from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
 from spacy.training import Example, biluo_tags_to_spans, offsets_to_biluo_tags, validate_examples, validate_get_examples
 from spacy.util import registry
@@ -23,7 +23,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..errors import Errors
-from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, head_module, is_ldnet_encoder
+from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
 from ..training.teacher_cache import doc_key
 from .distillable import DistillableMixin, validate_distillation_examples
 from .serialize import ShapedFromCfgMixin

@@ -14,6 +14,7 @@ from spacy.training import biluo_tags_to_spans, iob_to_biluo
 from spacy.vocab import Vocab
 
 from ..errors import Errors
+from .text_corpus import read_lines
 
 FORMATS = {"conll03": 4, "conll00": 3}
 
@@ -32,30 +33,25 @@ def read_sentences(path: Path, fmt: str) -> Iterator[Sentence]:
     pos: List[str] = []
     tags: List[str] = []
     first = 0
-    with path.open(encoding="utf8", errors="strict") as file_:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(file_, start=1):
-                fields = line.split()
-                if not fields or fields[0] == "-DOCSTART-":
-                    if words:
-                        yield words, pos, tags, first
-                    words, pos, tags = [], [], []
-                    continue
-                if len(fields) != n_cols:
-                    raise ValueError(
-                        Errors.E028.format(path=path, line=line_no, expected=f"{n_cols} space-separated columns ({fmt})", got=line.strip()[:60])
-                    )
-                tag = fields[-1]
-                if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
-                    raise ValueError(Errors.E028.format(path=path, line=line_no, expected="an IOB tag (O, B-X or I-X)", got=tag))
-                if not words:
-                    first = line_no
-                words.append(fields[0])
-                pos.append(fields[1])
-                tags.append(tag)
-        except UnicodeDecodeError as err:
-            raise ValueError(Errors.E026.format(path=path, line=line_no + 1, error=err)) from None
+    for line_no, line in read_lines(path):
+        fields = line.split()
+        if not fields or fields[0] == "-DOCSTART-":
+            if words:
+                yield words, pos, tags, first
+            words, pos, tags = [], [], []
+            continue
+        if len(fields) != n_cols:
+            raise ValueError(
+                Errors.E028.format(path=path, line=line_no, expected=f"{n_cols} space-separated columns ({fmt})", got=line.strip()[:60])
+            )
+        tag = fields[-1]
+        if tag != "O" and not (tag[:2] in ("B-", "I-") and len(tag) > 2):
+            raise ValueError(Errors.E028.format(path=path, line=line_no, expected="an IOB tag (O, B-X or I-X)", got=tag))
+        if not words:
+            first = line_no
+        words.append(fields[0])
+        pos.append(fields[1])
+        tags.append(tag)
     if words:
         yield words, pos, tags, first
 

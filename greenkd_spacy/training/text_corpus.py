@@ -11,7 +11,6 @@
   labeled JSONL (IMDB) with errors that name the file and line.
 """
 import gzip
-import io
 import json
 from pathlib import Path
 from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
@@ -25,10 +24,20 @@ from ..errors import Errors
 PathLike = Union[str, Path]
 
 
-def _open_text(path: Path, encoding: str = "utf8") -> io.TextIOBase:
-    if path.suffix == ".gz":
-        return io.TextIOWrapper(gzip.open(path, "rb"), encoding=encoding, errors="strict")
-    return open(path, encoding=encoding, errors="strict")
+def read_lines(path: Path, encoding: str = "utf8") -> Iterator[Tuple[int, str]]:
+    """(line number, text) of a plain or gzipped file, decoded one line at a time.
+
+    A text-mode file object decodes ahead in blocks, so its UnicodeDecodeError names
+    no line (or the wrong one); decoding each line's bytes ourselves lets a bad byte be
+    reported at the line that holds it.
+    """
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as file_:
+        for line_no, raw in enumerate(file_, start=1):
+            try:
+                yield line_no, raw.decode(encoding).rstrip("\r\n")
+            except UnicodeDecodeError as err:
+                raise ValueError(Errors.E026.format(path=path, line=line_no, error=err)) from None
 
 
 def _is_jsonl(path: Path) -> bool:
@@ -50,29 +59,24 @@ def iter_texts(path: PathLike, *, limit: int = 0, text_key: str = "text") -> Ite
     count = 0
     for file_path in files:
         jsonl = _is_jsonl(file_path)
-        with _open_text(file_path) as file_:
-            line_no = 0
-            try:
-                for line_no, line in enumerate(file_, start=1):
-                    line = line.strip()
-                    if not line:
-                        continue
-                    if jsonl:
-                        try:
-                            record = json.loads(line)
-                        except json.JSONDecodeError as err:
-                            raise ValueError(Errors.E024.format(path=file_path, line=line_no, error=err)) from None
-                        if not isinstance(record, dict) or not isinstance(record.get(text_key), str):
-                            raise ValueError(Errors.E025.format(path=file_path, line=line_no, key=text_key))
-                        text = record[text_key]
-                    else:
-                        text = line
-                    yield text
-                    count += 1
-                    if limit and count >= limit:
-                        return
-            except UnicodeDecodeError as err:
-                raise ValueError(Errors.E026.format(path=file_path, line=line_no + 1, error=err)) from None
+        for line_no, line in read_lines(file_path):
+            line = line.strip()
+            if not line:
+                continue
+            if jsonl:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(Errors.E024.format(path=file_path, line=line_no, error=err)) from None
+                if not isinstance(record, dict) or not isinstance(record.get(text_key), str):
+                    raise ValueError(Errors.E025.format(path=file_path, line=line_no, key=text_key))
+                text = record[text_key]
+            else:
+                text = line
+            yield text
+            count += 1
+            if limit and count >= limit:
+                return
 
 
 @registry.readers("greenkd.TextFile.v1")
@@ -149,43 +153,36 @@ def read_labeled(path: PathLike, fmt: str) -> Iterator[Tuple[str, str]]:
         yield from _read_labeled_jsonl(path)
         return
     encoding = "latin-1" if fmt == "trec" else "utf8"
-    with _open_text(path, encoding=encoding) as file_:
-        line_no = 0
-        try:
-            for line_no, line in enumerate(file_, start=1):
-                line = line.rstrip("\r\n")
-                if not line.strip():
-                    continue
-                if fmt == "sst2":
-                    if line_no == 1 and line.split("\t")[0] == "sentence":
-                        continue
-                    fields = line.split("\t")
-                    if len(fields) != 2 or fields[1].strip() not in SST2_LABELS:
-                        raise ValueError(Errors.E028.format(path=path, line=line_no, expected="sentence<TAB>0|1", got=line[:80]))
-                    yield fields[0].strip(), SST2_LABELS[fields[1].strip()]
-                else:
-                    label, _, text = line.partition(" ")
-                    coarse = label.split(":", 1)[0]
-                    if ":" not in label or not coarse.isupper() or not text.strip():
-                        raise ValueError(Errors.E028.format(path=path, line=line_no, expected="COARSE:fine question", got=line[:80]))
-                    yield text.strip(), coarse
-        except UnicodeDecodeError as err:
-            raise ValueError(Errors.E026.format(path=path, line=line_no + 1, error=err)) from None
+    for line_no, line in read_lines(path, encoding=encoding):
+        if not line.strip():
+            continue
+        if fmt == "sst2":
+            if line_no == 1 and line.split("\t")[0] == "sentence":
+                continue
+            fields = line.split("\t")
+            if len(fields) != 2 or fields[1].strip() not in SST2_LABELS:
+                raise ValueError(Errors.E028.format(path=path, line=line_no, expected="sentence<TAB>0|1", got=line[:80]))
+            yield fields[0].strip(), SST2_LABELS[fields[1].strip()]
+        else:
+            label, _, text = line.partition(" ")
+            coarse = label.split(":", 1)[0]
+            if ":" not in label or not coarse.isupper() or not text.strip():
+                raise ValueError(Errors.E028.format(path=path, line=line_no, expected="COARSE:fine question", got=line[:80]))
+            yield text.strip(), coarse
 
 
 def _read_labeled_jsonl(path: Path) -> Iterator[Tuple[str, str]]:
-    with _open_text(path) as file_:
-        for line_no, line in enumerate(file_, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise ValueError(Errors.E024.format(path=path, line=line_no, error=err)) from None
-            label = record.get("label") if isinstance(record, dict) else None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str) or label is None:
-                raise ValueError(Errors.E028.format(path=path, line=line_no, expected='{"text": ..., "label": ...}', got=line[:80]))
-            yield record["text"].replace("<br />", " "), IMDB_LABELS.get(label, str(label))
+    for line_no, line in read_lines(path):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise ValueError(Errors.E024.format(path=path, line=line_no, error=err)) from None
+        label = record.get("label") if isinstance(record, dict) else None
+        if not isinstance(record, dict) or not isinstance(record.get("text"), str) or label is None:
+            raise ValueError(Errors.E028.format(path=path, line=line_no, expected='{"text": ..., "label": ...}', got=line[:80]))
+        yield record["text"].replace("<br />", " "), IMDB_LABELS.get(label, str(label))
 
 
 def labels_of(pairs: Iterable[Tuple[str, str]]) -> List[str]:
