@@ -180,12 +180,19 @@ def annotate(
     return info
 
 
-def save_atomically(nlp: Language, path: Path) -> None:
-    """Write the pipeline next to ``path`` and swap it in with renames."""
+def save_atomically(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
+    """Write the pipeline next to ``path`` and swap it in with renames.
+
+    ``state`` (the loop's step and best score) is written inside the same directory, so
+    a checkpoint and the step it belongs to are replaced together: a kill between
+    writing one and the other cannot make a resumed run train some steps twice.
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     old = path.with_name(f".{path.name}.old")
     shutil.rmtree(tmp, ignore_errors=True)
     nlp.to_disk(tmp)
+    if state is not None:
+        srsly.write_json(tmp / STATE_FILE, state)
     if path.exists():
         shutil.rmtree(old, ignore_errors=True)
         os.replace(path, old)
@@ -266,11 +273,11 @@ def distill(
         output_path.mkdir(parents=True, exist_ok=True)
         for sub in ("model-last", "model-best"):
             recover_interrupted_save(output_path / sub)
-        state_path = output_path / STATE_FILE
-        if resume and state_path.exists() and (output_path / "model-last").exists():
-            state = srsly.read_json(state_path)
-            student.from_disk(output_path / "model-last", exclude=["vocab"])
-            stderr.write(f"Resuming from {output_path / 'model-last'} at step {state['step']}.\n")
+        last = output_path / "model-last"
+        if resume and (last / STATE_FILE).exists():
+            state = srsly.read_json(last / STATE_FILE)
+            student.from_disk(last, exclude=["vocab"])
+            stderr.write(f"Resuming from {last} at step {state['step']}.\n")
 
     optimizer: Optimizer = D["optimizer"]
     evaluate = create_evaluation_callback(student, dev_corpus, T["score_weights"])
@@ -326,7 +333,8 @@ def distill(
                     if state["best_score"] is None or score > state["best_score"]:
                         state["best_score"] = score
                         save_atomically(student, output_path / "model-best")
-                    save_atomically(student, output_path / "model-last")
+                    save_atomically(student, output_path / "model-last", state=state)
+                # A copy for people and scripts; resuming reads the one in model-last.
                 srsly.write_json(output_path / f".{STATE_FILE}.tmp", state)
                 os.replace(output_path / f".{STATE_FILE}.tmp", output_path / STATE_FILE)
     bar.close()
