@@ -130,3 +130,9 @@ class Errors(metaclass=ErrorsWithCodes):
     )
 
     E034 = "{path}, line {line}: {problem}. Fix: {fix}."
+    E035 = (
+        "The student pipeline fails on a training doc before distillation starts "
+        "({error}). Check that every component's encoder output width fits its head (a "
+        "Tok2VecListener's width must equal its upstream tok2vec's width) and that "
+        "`spacy debug config STUDENT_CONFIG` passes."
+    )

@@ -121,6 +121,26 @@ def teacher_fingerprint(
     return fingerprint.hexdigest(), n_examples
 
 
+def check_student_runs(student: Language, examples: Iterable[Example], n_docs: int = 2) -> None:
+    """Run the initialized student on a few training docs before the teacher pass.
+
+    A student that cannot run (an encoder whose width does not fit the head, a
+    listener without its upstream component) would otherwise fail only at the first
+    training step, after a teacher pass that can take hours.
+    """
+    docs = []
+    for eg in examples:
+        docs.append(eg.predicted.copy())
+        if len(docs) >= n_docs:
+            break
+    try:
+        list(student.pipe(docs))
+    except ValueError:
+        raise
+    except Exception as err:  # torch / numpy shape errors: say where they come from
+        raise ValueError(Errors.E035.format(error=f"{type(err).__name__}: {err}")) from err
+
+
 def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[Any]:
     """Copies of the student docs, run through the teacher's components before the
     teacher component (e.g. its transformer, so listeners have their input)."""
@@ -248,6 +268,7 @@ def distill(
         pipe.check_teacher(teacher_pipe)
         pipe.cfg["distill_temperature"] = D["temperature"]
         pipe.cfg["distill_gold_weight"] = D["gold_weight"]
+    check_student_runs(student, train_corpus(student))
 
     # Teacher pass, once per (teacher, corpus, settings).
     summary: Dict[str, Any] = {"annotation": {}}
