@@ -73,6 +73,12 @@ class DistillableMixin:
 
     def check_teacher(self, teacher_pipe: Any) -> None:
         """Stop before training if the teacher cannot teach this student."""
+        self.check_teacher_kind(teacher_pipe)
+        self.check_labels(teacher_pipe)
+
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        """The teacher component must produce this head's distributions. Checked before
+        the student is initialized with the teacher's labels."""
         if not hasattr(teacher_pipe, "teacher_targets"):
             raise ValueError(
                 Errors.E010.format(
@@ -82,7 +88,6 @@ class DistillableMixin:
                     expected=type(self).__name__,
                 )
             )
-        self.check_labels(teacher_pipe)
 
     def check_labels(self, teacher_pipe: Any) -> None:
         """Student and teacher must have the same labels in the same order: the cached

@@ -295,7 +295,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     # ------------------------------------------------------------------ distill
 
-    def check_teacher(self, teacher_pipe: Any) -> None:
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
         if not isinstance(teacher_pipe, (SequenceLabeller, CachedLabellerTeacher)):
             raise ValueError(
                 Errors.E010.format(
@@ -305,7 +305,6 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
                     expected="greenkd_ner or greenkd_chunker",
                 )
             )
-        self.check_labels(teacher_pipe)
 
     def teacher_settings(self) -> Dict[str, Any]:
         return {"kind": "labeller", "tags": self.tags}

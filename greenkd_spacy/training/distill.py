@@ -251,6 +251,8 @@ def distill(
     student = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     T = registry.resolve(student.config.interpolate()["training"], schema=ConfigSchemaTraining)
     pairs = pair_components(student, teacher_nlp, D["student_to_teacher"])
+    for _, pipe, teacher_pipe in pairs:
+        pipe.check_teacher_kind(teacher_pipe)
     # The student's labels come from the teacher.
     init_config = student.config
     for name, _, teacher_pipe in pairs:

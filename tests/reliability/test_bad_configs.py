@@ -106,3 +106,33 @@ def test_saved_components_load_with_weights_only(component, tmp_path, monkeypatc
     nlp = spacy.load(tmp_path / "model")
     nlp("A short test .")
     assert calls and all(flag is True for flag in calls), calls
+
+
+def test_teacher_component_of_another_kind_fails_before_the_teacher_pass(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    teacher.add_pipe("sentencizer", name="not_a_parser")
+    config = student_config(teacher_dir, tmp_path, student_to_teacher={"greenkd_parser": "not_a_parser"})
+    with pytest.raises(ValueError, match=r"E010.*not_a_parser"):
+        distill(teacher, config, tmp_path / "out")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_changed_teacher_gets_a_new_cache(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=1)
+    distill(teacher, config, tmp_path / "a")
+    # Same teacher again: the cache is reused.
+    _, summary = distill(teacher, config, tmp_path / "b")
+    assert summary["annotation"]["greenkd_parser"]["reused"] is True
+    # Changed weights: a second cache directory, the teacher runs again.
+    module = teacher.get_pipe("greenkd_parser").model
+    for node in module.walk():
+        for name in node.param_names:
+            if node.has_param(name):
+                node.set_param(name, node.get_param(name) * 1.01)
+    for shim in (s for node in module.walk() for s in node.shims):
+        for tensor in shim._model.parameters():
+            tensor.data.mul_(1.01)
+    _, summary = distill(teacher, config, tmp_path / "c")
+    assert "reused" not in summary["annotation"]["greenkd_parser"]
+    assert len([p for p in (tmp_path / "cache").iterdir() if p.is_dir()]) == 2

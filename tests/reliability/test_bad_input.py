@@ -6,6 +6,8 @@ import time
 
 import pytest
 import spacy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ..util import save_tiny_source
 
@@ -75,3 +77,10 @@ def test_two_processes_match_one(pipeline):
     single = [key(doc) for doc in nlp.pipe(texts)]
     multi = [key(doc) for doc in nlp.pipe(texts, n_process=2, batch_size=3)]
     assert single == multi
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=st.text(st.characters(blacklist_categories=("Cs",)), max_size=300))
+def test_random_text_gives_well_formed_annotation(pipeline, text):
+    name, nlp = pipeline
+    check_annotation(name, nlp(text))
