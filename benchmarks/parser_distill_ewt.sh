@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # The distillation study of issue 3 on EWT test, one CPU thread, in one run: Full,
 # Base-20..80, D-20..80 (paper setting: gold UPOS), the transformer teacher and its
-# students (realistic setting, no POS: the CNN student and the 20 % BiLSTM), and spaCy's
-# CNN tagger + parser. Systems whose model is missing are skipped with a note.
+# CNN student (realistic setting, no POS), and spaCy's CNN tagger + parser. Systems whose model is missing are skipped with a note.
 # Usage: bash benchmarks/parser_distill_ewt.sh [BATCH_SIZE]
 set -uo pipefail
 batch=${1:-256}
@@ -22,5 +21,4 @@ for x in 20 40 60 80; do
 done
 bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost training/teacher-trf/train_cost.json
 bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
-bench student-trf-bilstm20 training/trf-bilstm20/model-best --distill-summary training/trf-bilstm20/distill_summary.json
 bench spacy-cnn training/spacy-cnn/model-best --train-cost training/spacy-cnn/train_cost.json
