@@ -267,7 +267,8 @@ def distill(
     train_corpus, dev_corpus = resolve_dot_names(student.config, dot_names)
     student.initialize(lambda: train_corpus(student))
     for name, pipe, teacher_pipe in pairs:
-        pipe.check_teacher(teacher_pipe)
+        # The kind was checked before initialization; the labels only exist now.
+        pipe.check_labels(teacher_pipe)
         pipe.cfg["distill_temperature"] = D["temperature"]
         pipe.cfg["distill_gold_weight"] = D["gold_weight"]
     check_student_runs(student, train_corpus(student))
