@@ -61,6 +61,29 @@ def test_sparse_update_touches_only_batch_rows():
     assert changed and changed <= touched
 
 
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_batch_ngram_ids_match_the_string_definition(lowercase):
+    """The hashed, vectorised lookup finds exactly the n-grams (same rows, same order)
+    that joining token strings finds, including words that are spaCy symbols ("cc",
+    "nsubj" have small ids, not string hashes), case, whitespace tokens and empty docs."""
+    from greenkd_spacy.models.ngrams import NgramTable
+
+    nlp = spacy.blank("en")
+    texts = ["What does cc in engines mean ?", "the nsubj of The Movie is  great\n ok", "", "  ", "a", "A a a a A"]
+    texts += [t for t, _ in DATA[:6]]
+    docs = [nlp.make_doc(t) for t in texts]
+    table = NgramTable.build(docs[:8], docs[8:], size=60, ngram_range=(1, 4), lowercase=lowercase)
+    for table in (table, table.subset(numpy.arange(0, len(table), 2))):  # with unknown n-grams too
+        expected_ids, expected_offsets = [], []
+        for doc in docs:
+            expected_offsets.append(len(expected_ids))
+            expected_ids.extend(table.doc_ids(doc))
+        ids, offsets = table.batch_ids(docs)
+        assert ids.tolist() == expected_ids and offsets.tolist() == expected_offsets
+    assert len(table.batch_ids(docs)[0]) > 0
+    assert [a.tolist() for a in table.batch_ids([])] == [[], []]
+
+
 def test_prune_keeps_most_frequent_and_shrinks(tmp_path):
     nlp = trained()
     pipe = nlp.get_pipe("greenkd_textcat")
