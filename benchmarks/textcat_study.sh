@@ -6,7 +6,7 @@
 #
 # Usage: bash benchmarks/textcat_study.sh TASK [KEY=VALUE ...] STAGE [STAGE ...]
 #   TASK:   sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
-#   STAGES: convert teacher scratch kd kd-ft bow prune bench
+#   STAGES: convert transfer teacher scratch kd kd-ft bow prune bench
 #   KEY=VALUE (or environment): DATA (datasets in the layout of ../shared/data, default
 #   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS, FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
 #   (unlabeled docs the teacher labels for KD).
@@ -25,8 +25,11 @@ case $task in
   sst2) fmt=sst2; train_file=$DATA/sst2/train.tsv; eval_file=$DATA/sst2/dev.tsv; heldout=0.05
         # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets).
         unlabeled=$DATA/unlabeled/movie_reviews_polarity2.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-66719} ;;
+  # The paper distils TREC on 65M PAQ questions, which are not available offline; the
+  # transfer set is 8 variants of each training question (greenkd-augment-text, Tang et
+  # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
   trec) fmt=trec; train_file=$DATA/trec/train_5500.label; eval_file=$DATA/trec/TREC_10.label; heldout=0.1
-        unlabeled=$DATA/unlabeled/brown_untagged.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-20000} ;;
+        unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0} ;;
   *) echo "unknown task $task (sst2 | trec)" >&2; exit 2 ;;
 esac
 corpus=corpus/$task
@@ -53,6 +56,16 @@ for stage in "$@"; do
       python -m spacy greenkd-convert-textcat "$train_file" "$corpus/train.spacy" -f "$fmt" \
         --dev-output "$corpus/heldout.spacy" --dev-fraction "$heldout"
       python -m spacy greenkd-convert-textcat "$eval_file" "$corpus/eval.spacy" -f "$fmt" ;;
+    transfer)
+      if [ "$task" = trec ]; then
+        python -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants 8 --seed 0
+        { zcat "$corpus/augmented.txt.gz"
+          zcat "$DATA/unlabeled/brown_untagged.txt.gz" "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" | grep -E '\?[[:space:]]*$' || true
+        } | gzip -n > "$corpus/transfer.txt.gz"
+        echo "transfer set: $(zcat "$corpus/transfer.txt.gz" | wc -l) texts in $corpus/transfer.txt.gz"
+      else
+        echo "$task distils on $unlabeled directly (no transfer stage needed)"
+      fi ;;
     teacher) timed teacher-trf python -m spacy train configs/textcat_trf_teacher.cfg --output "$runs/teacher-trf" $data \
         --training.max_steps "$TEACHER_STEPS" ;;
     scratch) timed dan-scratch python -m spacy train configs/textcat_dan.cfg --output "$runs/dan-scratch" $data \
@@ -72,6 +85,8 @@ for stage in "$@"; do
       bench spacy-bow "$runs/spacy-bow/model-best" "$BOW_STEPS" --train-cost "$runs/spacy-bow/train_cost.json"
       bench dan-scratch "$runs/dan-scratch/model-best" "$DAN_STEPS" --train-cost "$runs/dan-scratch/train_cost.json"
       bench dan-kd "$runs/dan-kd/model-best" "$KD_STEPS" --train-cost "$runs/dan-kd/train_cost.json"
+      # TREC's first KD run, on 20,000 Brown sentences (general text), kept for comparison.
+      bench dan-kd-brown "$runs/dan-kd-brown/model-best" "$KD_STEPS" --train-cost "$runs/dan-kd-brown/train_cost.json"
       bench dan-kd-ft "$runs/dan-kd-ft/model-best" "$FT_STEPS" --train-cost "$runs/dan-kd-ft/train_cost.json"
       for keep in 30 10 3; do bench "dan-pruned-$keep" "$runs/dan-pruned-$keep" 0; done
       python benchmarks/render_table.py "$results" ;;

@@ -148,3 +148,38 @@ def test_labeled_readers_name_file_and_line(tmp_path):
     trec = tmp_path / "t.label"
     trec.write_bytes("NUM:date When was it \xf0 ?\n".encode("latin-1"))
     assert list(read_labeled(trec, "trec")) == [("When was it \xf0 ?", "NUM")]
+
+
+def test_augmented_transfer_set(tmp_path):
+    """Variants differ from their text, are not empty, use only training words, are
+    reproducible with the seed; the command writes them to a gzipped text file."""
+    import gzip
+    import subprocess
+    import sys
+
+    from greenkd_spacy.training.augment import Augmenter, word_class
+
+    texts = [t.split() for t, _ in DATA[:6]] + [["What", "is", "the", "capital", "of", "Peru", "?"]]
+    vocab = {w for words in texts for w in words}
+    first = [Augmenter(texts, seed=3).variants(words, 5) for words in texts]
+    assert first == [Augmenter(texts, seed=3).variants(words, 5) for words in texts]
+    aug = Augmenter(texts, p_mask=0.0, p_replace=1.0, p_ngram=0.0, seed=0)
+    for words in texts:
+        for variant in aug.variants(words, 3):
+            assert len(variant) == len(words) and variant != words
+            assert [word_class(w) for w in variant] == [word_class(w) for w in words]
+    for variants, words in zip(first, texts):
+        assert all(v and v != words and set(v) <= vocab for v in variants)
+        assert len(variants) == len({tuple(v) for v in variants}) <= 5
+    with pytest.raises(ValueError, match="p_mask"):
+        Augmenter(texts, p_mask=1.5)
+    source = tmp_path / "train.txt"
+    source.write_text("\n".join(t for t, _ in DATA[:6]) + "\n", encoding="utf8")
+    out = tmp_path / "transfer.txt.gz"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "greenkd-augment-text", str(source), str(out), "-n", "3"],
+        capture_output=True, text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = gzip.open(out, "rt", encoding="utf8").read().splitlines()
+    assert 6 <= len(lines) <= 18 and all(line.strip() for line in lines)

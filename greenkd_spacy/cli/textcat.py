@@ -1,8 +1,10 @@
-"""Text classification commands: convert labeled data, prune a DAN, benchmark a classifier.
+"""Text classification commands: convert labeled data, make a transfer set, prune a DAN,
+benchmark a classifier.
 
-`spacy greenkd-convert-textcat`, `spacy greenkd-prune-textcat`, `spacy greenkd-bench-textcat`
-(also `python -m greenkd_spacy convert-textcat` etc.).
+`spacy greenkd-convert-textcat`, `spacy greenkd-augment-text`, `spacy greenkd-prune-textcat`,
+`spacy greenkd-bench-textcat` (also `python -m greenkd_spacy convert-textcat` etc.).
 """
+import gzip
 import random
 from pathlib import Path
 from typing import List, Optional
@@ -14,7 +16,8 @@ from wasabi import msg
 
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
-from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
+from ..training.augment import Augmenter
+from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
 from .bench import add_train_cost, stamp, write_row
 
@@ -59,6 +62,48 @@ def convert_textcat_cli(
         path.parent.mkdir(parents=True, exist_ok=True)
         DocBin(docs=docs_from_labeled(nlp, part, label_set), store_user_data=False).to_disk(path)
         msg.good(f"Wrote {len(part)} docs to {path} (labels: {', '.join(label_set)})")
+
+
+@command("augment-text")
+def augment_text_cli(
+    input_path: Path = typer.Argument(..., help="Training texts: a .spacy file, or plain text / JSONL (.gz) with one text per line", exists=True),
+    output_path: Path = typer.Argument(..., help="Text file to write, one variant per line (gzipped if it ends in .gz)"),
+    variants: int = typer.Option(8, "--variants", "-n", help="Variants per text (fewer if a text has too few distinct ones)"),
+    p_mask: float = typer.Option(0.1, "--p-mask", help="Chance that a word is deleted"),
+    p_replace: float = typer.Option(0.1, "--p-replace", help="Chance that a word is replaced by a training word of the same casing class"),
+    p_ngram: float = typer.Option(0.25, "--p-ngram", help="Chance that a variant is cut to a random 1..5-gram"),
+    seed: int = typer.Option(0, "--seed", help="Random seed (same seed, same file)"),
+    lang: str = typer.Option("en", "--lang", help="Language of the tokenizer for text input"),
+) -> None:
+    """Write a synthetic transfer set for `spacy distill` from the training texts.
+
+    For tasks whose in-domain unlabeled text is not available (TREC's paper corpus is
+    65M PAQ questions), the teacher can label variants of the training texts instead
+    (Tang et al. 2019: word deletion, same-kind word replacement, n-gram sampling).
+    Pass the output as the distillation corpus' unlabeled text (--paths.unlabeled).
+    """
+    if variants < 1:
+        msg.fail("--variants must be >= 1.", exits=1)
+    nlp = spacy.blank(lang)
+    try:
+        if input_path.suffix == ".spacy":
+            docs = list(DocBin().from_disk(input_path).get_docs(nlp.vocab))
+        else:
+            docs = list(nlp.tokenizer.pipe(iter_texts(input_path)))
+        texts = [[t.text for t in doc if not t.is_space] for doc in docs]
+        augmenter = Augmenter(texts, p_mask=p_mask, p_replace=p_replace, p_ngram=p_ngram, seed=seed)
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    output_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = output_path.with_name(f".{output_path.name}.tmp")
+    n_written = 0
+    with (gzip.open(tmp, "wt", encoding="utf8") if output_path.suffix == ".gz" else tmp.open("w", encoding="utf8")) as file_:
+        for words in texts:
+            for variant in augmenter.variants(words, variants):
+                file_.write(" ".join(variant) + "\n")
+                n_written += 1
+    tmp.replace(output_path)
+    msg.good(f"Wrote {n_written:,} variants of {len(texts):,} texts to {output_path}")
 
 
 @command("prune-textcat")
