@@ -21,4 +21,5 @@ for x in 20 40 60 80; do
 done
 bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost training/teacher-trf/train_cost.json
 bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
+bench student-trf-bilstm-20 training/trf-bilstm-20/model-best --distill-summary training/trf-bilstm-20/distill_summary.json
 bench spacy-cnn training/spacy-cnn/model-best --train-cost training/spacy-cnn/train_cost.json

@@ -3,7 +3,7 @@
 # budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
-# Stages: full anneal base-20 base-40 base-60 base-80 d-20 d-40 d-60 d-80 teacher-trf trf-cnn spacy-cnn
+# Stages: full anneal base-20 base-40 base-60 base-80 d-20 d-40 d-60 d-80 teacher-trf trf-cnn trf-bilstm-20 spacy-cnn
 # Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
 set -euo pipefail
 export HF_HUB_OFFLINE=1
@@ -32,6 +32,10 @@ for stage in "$@"; do
     d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
     teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
     trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
+    # The 20 % BiLSTM student of the transformer teacher, on words only (the teacher sees no POS).
+    trf-bilstm-20) timed trf-bilstm-20 python -m spacy distill training/teacher-trf/model-best configs/parser_student_20.cfg training/trf-bilstm-20 $data \
+        --distillation.max_steps "$STUDENT_STEPS" --corpora.train.gold_pos false --corpora.dev.gold_pos false \
+        --components.greenkd_parser.model.tok2vec.pos_width 0 ;;
     spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
