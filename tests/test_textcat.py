@@ -183,3 +183,16 @@ def test_augmented_transfer_set(tmp_path):
     assert result.returncode == 0, result.stderr
     lines = gzip.open(out, "rt", encoding="utf8").read().splitlines()
     assert 6 <= len(lines) <= 18 and all(line.strip() for line in lines)
+
+
+def test_bench_textcat_scores_each_text_once_and_times_enough_docs():
+    from greenkd_spacy.bench import bench_textcat
+
+    nlp = trained()
+    texts = [t for t, _ in DATA[:6]]
+    gold = [label for _, label in DATA[:6]]
+    gold[0] = "neg"  # one wrong gold label: accuracy must be 5/6, not inflated by the repeats
+    row = bench_textcat(nlp, texts, gold, batch_sizes=(2, 1000), repeats=1, min_docs=50)
+    assert row["accuracy"] == pytest.approx(100 * 5 / 6, abs=0.01)
+    assert row["docs"] == 6 and row["timed_docs"] >= 50
+    assert set(row["docs_per_second_by_batch"]) == {"2", "1000"} and row["docs_per_second"] > 0

@@ -147,6 +147,7 @@ def bench_textcat_cli(
     batch_sizes: str = typer.Option("32,1000", "--batch-sizes", "-b", help="Comma-separated nlp.pipe batch sizes to time"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
+    min_docs: int = typer.Option(10000, "--min-docs", help="Docs per timed pass: the test texts are repeated up to this many, so small test sets time long enough (accuracy uses each text once)"),
     train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training"),
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
@@ -165,7 +166,7 @@ def bench_textcat_cli(
     sizes = [int(b) for b in batch_sizes.split(",")]
     msg.info(f"Classifying {len(texts)} texts with {model} (batch sizes {sizes}, 1 thread)")
     row = {"system": system}
-    row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats))
+    row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_train_cost(row, train_cost, train_steps)
     if extra:
