@@ -196,3 +196,17 @@ def test_bench_textcat_scores_each_text_once_and_times_enough_docs():
     assert row["accuracy"] == pytest.approx(100 * 5 / 6, abs=0.01)
     assert row["docs"] == 6 and row["timed_docs"] >= 50
     assert set(row["docs_per_second_by_batch"]) == {"2", "1000"} and row["docs_per_second"] > 0
+
+
+def test_key_index_probes_past_collisions():
+    """Keys whose low bits agree all start at one slot: each must still be found, at its
+    own row; a duplicated key answers with its first row; absent keys give -1."""
+    from greenkd_spacy.models.ngrams import KeyIndex
+
+    keys = numpy.array([(i << 20) | 5 for i in range(40)] + [7, 7 << 20, 7], dtype="uint64")
+    index = KeyIndex(keys)
+    rows = index.lookup(keys)
+    assert rows[:42].tolist() == list(range(42)) and rows[42] == 40
+    absent = numpy.array([(99 << 20) | 5, 6, 0], dtype="uint64")
+    assert index.lookup(absent).tolist() == [-1, -1, -1]
+    assert KeyIndex(numpy.zeros(0, dtype="uint64")).lookup(keys).tolist() == [-1] * len(keys)
