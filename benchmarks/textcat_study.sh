@@ -24,7 +24,7 @@ case $task in
   # Model selection on a held-out 5 % of GLUE train; the GLUE dev set is the test set.
   sst2) fmt=sst2; train_file=$DATA/sst2/train.tsv; eval_file=$DATA/sst2/dev.tsv; heldout=0.05
         # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets).
-        unlabeled=$DATA/unlabeled/movie_reviews_polarity2.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-66719} ;;
+        unlabeled=$DATA/unlabeled/movie_reviews_polarity2.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-30000} ;;
   # The paper distils TREC on 65M PAQ questions, which are not available offline; the
   # transfer set is 8 variants of each training question (greenkd-augment-text, Tang et
   # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
