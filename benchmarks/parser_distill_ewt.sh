@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The distillation study of issue 3 on EWT test, one CPU thread, in one run: Full,
 # Base-20..80, D-20..80 (paper setting: gold UPOS), the transformer teacher and its
-# CNN student (realistic setting, no POS), and spaCy's CNN tagger + parser. Systems whose model is missing are skipped with a note.
+# students (realistic setting, no POS: the CNN student and the 20 % BiLSTM), and spaCy's
+# CNN tagger + parser. Systems whose model is missing are skipped with a note.
 # Usage: bash benchmarks/parser_distill_ewt.sh [BATCH_SIZE]
 set -uo pipefail
 batch=${1:-256}

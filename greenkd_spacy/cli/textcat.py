@@ -17,6 +17,7 @@ from wasabi import msg
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
+from ..training.teacher_cache import atomic_write_bytes
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
 from .bench import add_train_cost, stamp, write_row
@@ -94,16 +95,11 @@ def augment_text_cli(
         augmenter = Augmenter(texts, p_mask=p_mask, p_replace=p_replace, p_ngram=p_ngram, seed=seed)
     except ValueError as err:
         msg.fail(str(err), exits=1)
-    output_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output_path.with_name(f".{output_path.name}.tmp")
-    n_written = 0
-    with (gzip.open(tmp, "wt", encoding="utf8") if output_path.suffix == ".gz" else tmp.open("w", encoding="utf8")) as file_:
-        for words in texts:
-            for variant in augmenter.variants(words, variants):
-                file_.write(" ".join(variant) + "\n")
-                n_written += 1
-    tmp.replace(output_path)
-    msg.good(f"Wrote {n_written:,} variants of {len(texts):,} texts to {output_path}")
+    lines = [" ".join(variant) + "\n" for words in texts for variant in augmenter.variants(words, variants)]
+    data = "".join(lines).encode("utf8")
+    # mtime=0: the same seed gives the same bytes, compressed or not.
+    atomic_write_bytes(output_path, gzip.compress(data, mtime=0) if output_path.suffix == ".gz" else data)
+    msg.good(f"Wrote {len(lines):,} variants of {len(texts):,} texts to {output_path}")
 
 
 @command("prune-textcat")

@@ -10,7 +10,7 @@ Fig. 5) keeps the rows that are most frequent by either estimate.
 
 At inference the n-gram strings are never built: each n-gram is a 64-bit key mixed from
 spaCy's hashes of its words (the LOWER or ORTH attribute the doc already holds), and the
-keys of a whole batch are looked up at once with numpy in the table's sorted keys. Building
+keys of a whole batch are looked up at once in a numpy hash table (`KeyIndex`). Building
 strings token by token made n-gram lookup 95 % of the DAN's prediction time, slower than
 spaCy's own bag-of-words textcat; the string path (`doc_ids`) stays as the definition the
 fast path is tested against.
@@ -220,7 +220,7 @@ class NgramTable:
         order = numpy.argsort(owner, kind="stable")  # group by doc, keep length-then-position order
         counts = numpy.bincount(owner, minlength=n_docs)
         offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype("int64")
-        return ids[order].astype("int64"), offsets
+        return ids[order], offsets
 
     def select(self, keep: int, by: str = "train") -> numpy.ndarray:
         """Rows of the `keep` most frequent n-grams, by training-set counts ("train",
