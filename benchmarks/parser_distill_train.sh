@@ -3,7 +3,7 @@
 # budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
-# Stages: full anneal base-20 base-40 base-60 base-80 d-20 d-40 d-60 d-80 teacher-trf trf-cnn trf-bilstm-20 spacy-cnn
+# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 teacher-trf trf-cnn trf-bilstm-20 spacy-cnn
 # Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
 set -euo pipefail
 export HF_HUB_OFFLINE=1

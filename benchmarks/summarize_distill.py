@@ -19,7 +19,7 @@ def check(rows: List[Dict]) -> List[Dict]:
     def add(target: str, met: Optional[bool], figures: str) -> None:
         checks.append({"target": target, "met": met, "figures": figures})
 
-    for x in (20, 40, 60, 80):
+    for x in (10, 20, 40, 60, 80):
         d, b = by.get(f"d-{x}"), by.get(f"base-{x}")
         if d and b:
             add(f"D-{x} beats Base-{x} (LAS)", d["las"] > b["las"], f"D-{x} {d['las']:.2f} vs Base-{x} {b['las']:.2f}")

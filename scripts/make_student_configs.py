@@ -54,7 +54,8 @@ decay_steps = 5000
 def main(n_labels: int = 51) -> None:
     root = Path(__file__).parent.parent
     base = root / "configs" / "parser_bilstm_goldpos.cfg"
-    for percent in (20, 40, 60, 80):
+    # 10 % is ours, not the paper's: the fastest student for the speed target against spaCy's CNN.
+    for percent in (10, 20, 40, 60, 80):
         config = load_config(base, interpolate=False)
         widths = scaled_parser_widths(percent / 100, n_labels)
         model = config["components"]["greenkd_parser"]["model"]
