@@ -9,7 +9,7 @@
 #           chunk (CoNLL-2000; the last 1,000 train sentences are the dev set)
 #   STAGES: convert lm nolm ldnet select prune spacy teacher student bench
 #   KEY=VALUE (or environment): DATA (default assets), LM_STEPS, LM_DEPTH, LM_HIDDEN,
-#   LM_LIMIT (texts), STEPS (labeller training), SELECT_STEPS, SPACY_STEPS,
+#   LM_EMBED, LM_PROJ, LM_BATCH, LM_VOCAB, LM_EVAL, LM_LIMIT (texts), STEPS (labeller training), SELECT_STEPS, SPACY_STEPS,
 #   TEACHER_STEPS, STUDENT_STEPS, TARGET_LAYERS (lambda_1).
 set -euo pipefail
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
@@ -17,6 +17,8 @@ task=${1:?usage: ldnet_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
 while [ $# -gt 0 ] && [[ $1 == *=* ]]; do export "${1?}"; shift; done
 DATA=${DATA:-assets}
 LM_STEPS=${LM_STEPS:-3000}; LM_DEPTH=${LM_DEPTH:-10}; LM_HIDDEN=${LM_HIDDEN:-300}; LM_LIMIT=${LM_LIMIT:-0}
+# Defaults are the paper's LM (section 3.1); on a 2-core CPU it takes ~25 s a step.
+LM_EMBED=${LM_EMBED:-300}; LM_PROJ=${LM_PROJ:-1600}; LM_BATCH=${LM_BATCH:-128}; LM_VOCAB=${LM_VOCAB:-30000}; LM_EVAL=${LM_EVAL:-500}
 STEPS=${STEPS:-3000}; SELECT_STEPS=${SELECT_STEPS:-1000}; SPACY_STEPS=${SPACY_STEPS:-3000}
 TEACHER_STEPS=${TEACHER_STEPS:-1500}; STUDENT_STEPS=${STUDENT_STEPS:-3000}; TARGET_LAYERS=${TARGET_LAYERS:-4}
 case $task in
@@ -61,7 +63,8 @@ for stage in "$@"; do
       fi ;;
     lm) mkdir -p "$lm"; python scripts/timed.py "$lm/train_cost.json" -- python -m spacy greenkd-pretrain-lm \
           "$DATA/unlabeled/reuters21578_title_body.txt.gz" "$lm" --max-steps "$LM_STEPS" --depth "$LM_DEPTH" \
-          --hidden-width "$LM_HIDDEN" --limit "$LM_LIMIT" ;;
+          --hidden-width "$LM_HIDDEN" --embed-width "$LM_EMBED" --proj-width "$LM_PROJ" --batch-size "$LM_BATCH" \
+          --vocab-size "$LM_VOCAB" --eval-every "$LM_EVAL" --limit "$LM_LIMIT" ;;
     nolm) timed nolm python -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/nolm" $paths --training.max_steps "$STEPS" ;;
     ldnet) timed ldnet python -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/ldnet" $paths \
           --paths.lm "$lm/model-best" --training.max_steps "$STEPS" ;;
