@@ -82,6 +82,8 @@ def test_batch_ngram_ids_match_the_string_definition(lowercase):
         assert ids.tolist() == expected_ids and offsets.tolist() == expected_offsets
     assert len(table.batch_ids(docs)[0]) > 0
     assert [a.tolist() for a in table.batch_ids([])] == [[], []]
+    # A batch with no words at all (empty and whitespace-only docs): empty bags.
+    assert [a.tolist() for a in table.batch_ids([nlp.make_doc(""), nlp.make_doc("  \n")])] == [[], [0, 0]]
 
 
 def test_prune_keeps_most_frequent_and_shrinks(tmp_path):

@@ -187,16 +187,18 @@ class NgramTable:
         `doc_ids` per doc (n-grams by length, then by position)."""
         n_docs = len(docs)
         attr = LOWER if self.lowercase else ORTH
-        words = []
-        for doc in docs:
-            array = doc.to_array([attr, IS_SPACE]).reshape(-1, 2)
-            words.append(array[array[:, 1] == 0, 0])
-        lengths = numpy.asarray([len(w) for w in words], dtype="int64")
-        total = int(lengths.sum())
-        if total == 0 or len(self) == 0:
+        if n_docs == 0 or len(self) == 0 or not any(len(doc) for doc in docs):
             return numpy.zeros(0, dtype="int64"), numpy.zeros(n_docs, dtype="int64")
-        flat = numpy.concatenate(words).astype("uint64")
-        doc_of = numpy.repeat(numpy.arange(n_docs), lengths)
+        # One filter over the whole batch: per-doc numpy calls cost more than the work.
+        tokens = numpy.concatenate([doc.to_array([attr, IS_SPACE]).reshape(-1, 2) for doc in docs])
+        token_doc = numpy.repeat(numpy.arange(n_docs), [len(doc) for doc in docs])
+        is_word = tokens[:, 1] == 0
+        flat = tokens[is_word, 0]
+        doc_of = token_doc[is_word]
+        lengths = numpy.bincount(doc_of, minlength=n_docs)
+        total = len(flat)
+        if total == 0:
+            return numpy.zeros(0, dtype="int64"), numpy.zeros(n_docs, dtype="int64")
         room = numpy.repeat(numpy.cumsum(lengths), lengths) - numpy.arange(total)  # words left in the doc
         n_min, n_max = self.ngram_range
         keys, owners = [], []
