@@ -87,6 +87,10 @@ def test_lm_pretraining_checkpoints_and_resumes(lm_dir):
     assert (lm_dir / "out/model-best/weights.pt").exists()
     state = pretrain_lm(lm_dir / "raw.txt", lm_dir / "out", max_steps=25, eval_every=5, batch_size=4, seq_length=8, held_out_batches=1)
     assert state["step"] == 25 and len(state["history"]) == 3
+    # Killed between a checkpoint's two renames: model-last is only at .model-last.old.
+    (lm_dir / "out/model-last").rename(lm_dir / "out/.model-last.old")
+    state = pretrain_lm(lm_dir / "raw.txt", lm_dir / "out", max_steps=30, eval_every=5, batch_size=4, seq_length=8, held_out_batches=1)
+    assert state["step"] == 30 and len(state["history"]) == 4  # resumed at 25, not restarted
 
 
 def test_layer_selection_and_pruning_keep_predictions(lm_dir, tmp_path):

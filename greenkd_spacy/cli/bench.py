@@ -11,6 +11,7 @@ import srsly
 import typer
 from wasabi import msg
 
+from ..atomic import atomic_write_json
 from ..bench import bench_parser, disk_bytes
 from ..training.corpus import create_corpus_reader
 from .app import command
@@ -112,8 +113,5 @@ def write_row(output: Path, row: dict) -> None:
     """Replace the row of the same system in the results file (a JSON list), or add it."""
     rows = srsly.read_json(output) if output.exists() else []
     rows = [r for r in rows if r.get("system") != row["system"]] + [row]
-    output.parent.mkdir(parents=True, exist_ok=True)
-    tmp = output.with_name(f".{output.name}.tmp")
-    srsly.write_json(tmp, rows)
-    os.replace(tmp, output)
+    atomic_write_json(output, rows)
     msg.good(f"Wrote row '{row['system']}' to {output}")

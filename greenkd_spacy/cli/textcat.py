@@ -17,7 +17,7 @@ from wasabi import msg
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
-from ..training.teacher_cache import atomic_write_bytes
+from ..atomic import atomic_write_bytes
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
 from .bench import add_train_cost, stamp, write_row

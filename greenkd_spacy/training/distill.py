@@ -8,8 +8,6 @@ On top of it: teacher targets are computed once into an on-disk cache, `model-be
 and `model-last` are written atomically, and a rerun of the same command resumes from
 `model-last` (weights, step and best score; Adam's moments restart) and the cache.
 """
-import os
-import shutil
 import sys
 import time
 from pathlib import Path
@@ -25,6 +23,7 @@ from spacy.util import fix_random_seed, registry, resolve_dot_names
 from thinc.api import Config, Optimizer
 from tqdm import tqdm
 
+from ..atomic import atomic_write_json, recover_directory, write_directory
 from ..errors import Errors
 from .teacher_cache import Fingerprint, TeacherCache, shards
 
@@ -207,24 +206,13 @@ def save_atomically(nlp: Language, path: Path, state: Optional[Dict[str, Any]] =
     a checkpoint and the step it belongs to are replaced together: a kill between
     writing one and the other cannot make a resumed run train some steps twice.
     """
-    tmp = path.with_name(f".{path.name}.tmp")
-    old = path.with_name(f".{path.name}.old")
-    shutil.rmtree(tmp, ignore_errors=True)
-    nlp.to_disk(tmp)
-    if state is not None:
-        srsly.write_json(tmp / STATE_FILE, state)
-    if path.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(path, old)
-    os.replace(tmp, path)
-    shutil.rmtree(old, ignore_errors=True)
 
+    def fill(tmp: Path) -> None:
+        nlp.to_disk(tmp)
+        if state is not None:
+            srsly.write_json(tmp / STATE_FILE, state)
 
-def recover_interrupted_save(path: Path) -> None:
-    """If a run died between the two renames of save_atomically, keep the old copy."""
-    old = path.with_name(f".{path.name}.old")
-    if not path.exists() and old.exists():
-        os.replace(old, path)
+    write_directory(path, fill)
 
 
 def distill(
@@ -296,7 +284,7 @@ def distill(
         output_path = Path(output_path)
         output_path.mkdir(parents=True, exist_ok=True)
         for sub in ("model-last", "model-best"):
-            recover_interrupted_save(output_path / sub)
+            recover_directory(output_path / sub)
         last = output_path / "model-last"
         if resume and (last / STATE_FILE).exists():
             state = srsly.read_json(last / STATE_FILE)
@@ -359,8 +347,7 @@ def distill(
                         save_atomically(student, output_path / "model-best")
                     save_atomically(student, output_path / "model-last", state=state)
                 # A copy for people and scripts; resuming reads the one in model-last.
-                srsly.write_json(output_path / f".{STATE_FILE}.tmp", state)
-                os.replace(output_path / f".{STATE_FILE}.tmp", output_path / STATE_FILE)
+                atomic_write_json(output_path / STATE_FILE, state)
     bar.close()
     summary["training"] = {
         "wall_seconds": time.perf_counter() - start_wall,

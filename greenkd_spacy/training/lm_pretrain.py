@@ -13,8 +13,6 @@ Every checkpoint is written to a temporary directory and renamed into place.
 import itertools
 import json
 import math
-import os
-import shutil
 import sys
 import time
 from collections import Counter
@@ -25,6 +23,7 @@ import spacy
 import torch
 from tqdm import tqdm
 
+from ..atomic import recover_directory, write_directory
 from ..models.pytorch.dense_lm import DenseLM
 from .text_corpus import iter_texts
 
@@ -76,21 +75,18 @@ def to_tensors(batch: List[Sequence[int]]):
 
 
 def save_checkpoint(directory: Path, lm: DenseLM, config: Dict[str, Any], state: Dict[str, Any], optimizer: Optional[torch.optim.Optimizer] = None) -> None:
-    """Write the LM to a temporary directory and rename it into place."""
-    tmp = directory.with_name(f".{directory.name}.tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    (tmp / "lm_config.json").write_text(json.dumps(config), encoding="utf8")
-    torch.save(lm.state_dict(), tmp / "weights.pt")
-    if optimizer is not None:
-        torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
-    (tmp / "state.json").write_text(json.dumps(state, indent=2), encoding="utf8")
-    old = directory.with_name(f".{directory.name}.old")
-    if directory.exists():
-        shutil.rmtree(old, ignore_errors=True)
-        os.replace(directory, old)
-    os.replace(tmp, directory)
-    shutil.rmtree(old, ignore_errors=True)
+    """Write the LM, its config, optimizer and step to a fresh directory and swap it in,
+    so weights and the step they belong to are replaced together."""
+
+    def fill(tmp: Path) -> None:
+        tmp.mkdir()
+        (tmp / "lm_config.json").write_text(json.dumps(config), encoding="utf8")
+        torch.save(lm.state_dict(), tmp / "weights.pt")
+        if optimizer is not None:
+            torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
+        (tmp / "state.json").write_text(json.dumps(state, indent=2), encoding="utf8")
+
+    write_directory(directory, fill)
 
 
 def evaluate(lm: DenseLM, held_out: List[List[Sequence[int]]]) -> float:
@@ -131,6 +127,9 @@ def pretrain_lm(
     clip 5, batch 128, 20-step chunks). RETURNS the final state (step, losses, time)."""
     torch.manual_seed(seed)
     last = output / "model-last"
+    if resume:
+        for sub in ("model-last", "model-best"):  # a kill between a checkpoint's two renames
+            recover_directory(output / sub)
     state: Dict[str, Any]
     if resume and (last / "state.json").exists():
         config = json.loads((last / "lm_config.json").read_text(encoding="utf8"))

@@ -15,8 +15,6 @@ with their head indices, the label log-probabilities at the label head, and that
 """
 import hashlib
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
@@ -24,26 +22,11 @@ import numpy
 import srsly
 from spacy.tokens import Doc
 
+from ..atomic import atomic_write_bytes
 from ..types import ParserTargets, Segment
 
 # Teacher log-probability given to heads outside the cached top-k.
 ABSENT_LOGPROB = -1e4
-
-
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same directory, then rename over ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as file_:
-            file_.write(data)
-            file_.flush()
-            os.fsync(file_.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def doc_key(doc: Doc) -> str:

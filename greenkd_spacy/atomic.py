@@ -1,0 +1,68 @@
+"""Writes that a kill cannot leave half done: files and whole directories.
+
+Checkpoints, teacher-cache shards and benchmark results are read by later runs (a
+resumed distillation, another student, the docs), so a reader must see either the old
+version or the new one, never a torn file. Files are written to a temporary name in
+the same directory and renamed over the target (one atomic rename on POSIX).
+Directories (a spaCy pipeline, an LM checkpoint) take two renames, old out and new in;
+`recover_directory` undoes a kill between the two.
+"""
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import srsly
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same directory, then rename over ``path``."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as file_:
+            file_.write(data)
+            file_.flush()
+            os.fsync(file_.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_json(path: Path, data: Any, indent: int = 2) -> None:
+    atomic_write_bytes(path, srsly.json_dumps(data, indent=indent).encode("utf8"))
+
+
+def _old(path: Path) -> Path:
+    return path.with_name(f".{path.name}.old")
+
+
+def write_directory(path: Path, fill: Callable[[Path], None]) -> None:
+    """Let ``fill`` write a fresh directory next to ``path``, then swap it in.
+
+    A kill before the swap leaves ``path`` untouched; a kill between its two renames
+    leaves the previous version at ``.NAME.old``, which `recover_directory` restores.
+    """
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.parent.mkdir(parents=True, exist_ok=True)
+    fill(tmp)
+    old = _old(path)
+    if path.exists():
+        shutil.rmtree(old, ignore_errors=True)
+        os.replace(path, old)
+    os.replace(tmp, path)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def recover_directory(path: Path) -> None:
+    """If a run died between the two renames of `write_directory`, keep the old copy."""
+    path = Path(path)
+    old = _old(path)
+    if not path.exists() and old.exists():
+        os.replace(old, path)
