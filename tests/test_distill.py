@@ -246,3 +246,29 @@ def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
     assert summary["training"]["steps"] == 4
     assert all(t.dep_ for t in student("I like green eggs ."))
+
+
+def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path):
+    """Parser distillation on D_train + unlabeled text: the labeled part keeps its gold
+    tokens (so gold heads line up), the raw lines are parsed as they are (KL only)."""
+    from greenkd_spacy.training.text_corpus import create_distill_reader
+
+    nlp = spacy.blank("en")
+    gold = spacy.tokens.Doc(nlp.vocab, words=["Don't", "go", "!"], spaces=[True, False, False], heads=[1, 1, 1], deps=["aux", "root", "punct"])
+    spacy.tokens.DocBin(docs=[gold]).to_disk(tmp_path / "gold.spacy")
+    (tmp_path / "raw.txt").write_text("I like green eggs .\nShe ate the pizza .\n", encoding="utf8")
+    reader = create_distill_reader(tmp_path / "gold.spacy", tmp_path / "raw.txt", gold_tokens=True, gold_sents=True)
+    examples = list(reader(nlp))
+    assert [t.text for t in examples[0].predicted] == ["Don't", "go", "!"]  # the gold tokens
+    assert [eg.reference.text for eg in examples[1:]] == ["I like green eggs .", "She ate the pizza ."]
+    plain = list(create_distill_reader(tmp_path / "gold.spacy")(nlp))
+    assert [t.text for t in plain[0].predicted] == ["Do", "n't", "go", "!"]  # the tokenizer's own split
+
+    config = student_config(teacher_dir, tmp_path, corpus="corpora.distill", max_steps=3)
+    config["corpora"]["distill"] = {
+        "@readers": "greenkd.DistillCorpus.v1", "train": str(teacher_dir / "train.spacy"),
+        "text": str(tmp_path / "raw.txt"), "gold_tokens": True, "gold_sents": True,
+    }
+    _, summary = distill(spacy.load(teacher_dir / "model"), config, tmp_path / "out")
+    assert summary["annotation"]["greenkd_parser"]["docs"] == 2 + 2
+    assert summary["training"]["steps"] == 3

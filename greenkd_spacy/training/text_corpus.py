@@ -104,21 +104,28 @@ def create_distill_reader(
     text: Optional[PathLike] = None,
     text_limit: int = 0,
     text_key: str = "text",
+    gold_tokens: bool = False,
+    gold_sents: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
     """The paper's distillation corpus D_train + C: a labeled .spacy corpus followed by
     unlabeled text, both streamed. Either may be null.
 
-    train (Optional[PathLike]): .spacy file or directory (its gold cats add the gold term).
-    text (Optional[PathLike]): Unlabeled text; see iter_texts.
+    train (Optional[PathLike]): .spacy file or directory (its gold annotation adds the
+        gold term).
+    text (Optional[PathLike]): Unlabeled text; see iter_texts. For a parser, one
+        sentence per line: each line is parsed as one doc.
     text_limit (int): Read at most this many unlabeled texts (0: all).
     text_key (str): JSONL field with the text.
+    gold_tokens (bool): The labeled docs keep their gold tokenization (as
+        greenkd.Corpus.v1 does), so gold heads line up with the student's tokens.
+    gold_sents (bool): ... and their gold sentence boundaries.
     """
-    from spacy.training import Corpus
+    from .corpus import create_corpus_reader
 
     for path in (train, text):
         if path is not None and not Path(path).exists():
             raise ValueError(Errors.E023.format(path=path))
-    labeled = Corpus(train) if train is not None else None
+    labeled = create_corpus_reader(train, gold_tokens=gold_tokens, gold_sents=gold_sents) if train is not None else None
     unlabeled = create_text_reader(text, text_limit, text_key) if text is not None else None
 
     def read(nlp: Language) -> Iterator[Example]:
