@@ -104,6 +104,7 @@ def create_distill_reader(
     text: Optional[PathLike] = None,
     text_limit: int = 0,
     text_key: str = "text",
+    gold_preproc: bool = False,
     gold_tokens: bool = False,
     gold_sents: bool = False,
 ) -> Callable[[Language], Iterable[Example]]:
@@ -116,6 +117,7 @@ def create_distill_reader(
         sentence per line: each line is parsed as one doc.
     text_limit (int): Read at most this many unlabeled texts (0: all).
     text_key (str): JSONL field with the text.
+    gold_preproc (bool): One labeled example per gold sentence, as in spaCy's Corpus.
     gold_tokens (bool): The labeled docs keep their gold tokenization (as
         greenkd.Corpus.v1 does), so gold heads line up with the student's tokens.
     gold_sents (bool): ... and their gold sentence boundaries.
@@ -125,7 +127,9 @@ def create_distill_reader(
     for path in (train, text):
         if path is not None and not Path(path).exists():
             raise ValueError(Errors.E023.format(path=path))
-    labeled = create_corpus_reader(train, gold_tokens=gold_tokens, gold_sents=gold_sents) if train is not None else None
+    labeled = create_corpus_reader(
+        train, gold_preproc=gold_preproc, gold_tokens=gold_tokens, gold_sents=gold_sents
+    ) if train is not None else None
     unlabeled = create_text_reader(text, text_limit, text_key) if text is not None else None
 
     def read(nlp: Language) -> Iterator[Example]:
