@@ -104,10 +104,10 @@ def test_layer_selection_and_pruning_keep_predictions(lm_dir, tmp_path):
     assert sum(z > 0 for z in values) <= 3  # R3 drove the rest to exactly 0
     texts = [t for t, _ in TEXTS]
     before = [[(e.start, e.end, e.label_) for e in doc.ents] for doc in nlp.pipe(texts)]
-    probs_before = pipe.predict([nlp.make_doc(t) for t in texts])[1]
+    probs_before = pipe.predict_marginals([nlp.make_doc(t) for t in texts])[1]
     flops_before, flops_after = pipe.prune_lm()
     assert flops_after < flops_before
-    probs_after = pipe.predict([nlp.make_doc(t) for t in texts])[1]
+    probs_after = pipe.predict_marginals([nlp.make_doc(t) for t in texts])[1]
     for a, b in zip(probs_before, probs_after):
         assert numpy.allclose(a, b, atol=1e-5)
     nlp.to_disk(tmp_path / "pruned")
@@ -185,3 +185,37 @@ def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_
     row = json.loads(out.read_text())[0]
     assert row["system"] == "ldnet-pruned" and 0 < row["lm_flops_per_token"] and row["words_per_second"] > 0
     assert 0 <= row["f1"] <= 100 and row["cores"] >= 1
+
+
+def test_char_lstm_groups_by_length_without_changing_outputs(monkeypatch):
+    """Sentences run through the character LSTM in length groups, each padded only to its
+    own longest: the same states as one batch padded to the longest sentence."""
+    import greenkd_spacy.models.pytorch.ldnet as ldnet
+
+    torch.manual_seed(0)
+    encoder = ldnet.LDNetEncoder(50, 6, 40, 5, 7, 8, dropout=0.0).eval()
+    batch, n_words = 21, 9
+    char_lengths = torch.randint(0, 60, (batch,))
+    char_ids = torch.randint(1, 40, (batch, int(char_lengths.max())))
+    fwd_pos = torch.minimum(torch.randint(0, 60, (batch, n_words)), (char_lengths - 1).clamp(min=0)[:, None])
+    bwd_pos = torch.minimum(torch.randint(0, 60, (batch, n_words)), (char_lengths - 1).clamp(min=0)[:, None])
+    with torch.no_grad():
+        monkeypatch.setattr(ldnet, "CHAR_GROUP", 4)
+        grouped = encoder._chars(char_ids, char_lengths, fwd_pos, bwd_pos)
+        monkeypatch.setattr(ldnet, "CHAR_GROUP", 1000)
+        one_batch = encoder._chars(char_ids, char_lengths, fwd_pos, bwd_pos)
+    assert grouped.shape == (batch, n_words, 6)
+    assert torch.allclose(grouped, one_batch, atol=1e-6)
+
+
+def test_predict_decodes_without_marginals_and_teachers_get_them():
+    nlp, _ = train_ner()
+    pipe = nlp.get_pipe("greenkd_ner")
+    docs = [nlp.make_doc(t) for t, _ in TEXTS] + [nlp.make_doc("")]
+    tags, probs = pipe.predict(docs)
+    assert probs is None  # decoding alone skips the forward-backward pass
+    tags_m, marginals = pipe.predict_marginals(docs)
+    assert [t.tolist() for t in tags] == [t.tolist() for t in tags_m]
+    for doc, m in zip(docs, marginals):
+        assert m.shape == (len(doc), len(pipe.tags))
+        assert numpy.allclose(m.sum(axis=1), 1.0, atol=1e-4)

@@ -259,8 +259,9 @@ def head_module(model: Model) -> CRFHead:
 
 
 def head_forward(model: Model, X: Tuple[List[Doc], Optional[Dict[str, Any]]], is_train: bool):
-    """X: (docs, targets). Without targets: per doc (tag indices, marginals). With
-    targets (see CRFHead.forward): the loss as a float, backprop takes d_loss."""
+    """X: (docs, targets). Without gold or teacher targets: per doc (tag indices,
+    marginals if targets is {"marginals": True}, else None). With them (see
+    CRFHead.forward): the loss as a float, backprop takes d_loss."""
     docs, targets = X
     tok2vec, head = model.layers
     tokvecs, backprop_tok2vec = tok2vec(docs, is_train)
@@ -280,19 +281,27 @@ def _head_inputs(model: Model, X: Tuple, is_train: bool):
     flat_t, _, unflatten_grad = flatten_list(model, tokvecs, is_train)
     lengths = torch.tensor([end - start for _, start, end in chunks], dtype=torch.long)
     kwargs: Dict[str, Any] = {}
-    if targets:
+    if is_training_target(targets):
         kwargs = {k: v for k, v in targets.items() if k in ("temperature", "gold_weight")}
         if targets.get("gold") is not None:
             gold, rows = pad_chunk_targets(docs, chunks, targets["gold"], targets["has_gold"])
             kwargs["gold"], kwargs["gold_rows"] = gold, rows
         if targets.get("teacher") is not None:
             kwargs["teacher"] = pad_chunk_marginals(chunks, targets["teacher"], int(lengths.max()) if len(chunks) else 0)
+    elif targets:
+        kwargs["marginals"] = bool(targets.get("marginals"))
     model.attrs["_chunks"] = chunks
 
     def backprop(d_inputs: ArgsKwargs) -> List[Floats2d]:
         return unflatten_grad(d_inputs.args[0])
 
     return ArgsKwargs(args=(flat_t, lengths), kwargs=kwargs), backprop
+
+
+def is_training_target(targets: Optional[Dict[str, Any]]) -> bool:
+    """Targets with gold tags or teacher marginals ask for a loss; {"marginals": bool}
+    (or None) asks for a prediction."""
+    return bool(targets) and (targets.get("gold") is not None or targets.get("teacher") is not None)
 
 
 def pad_chunk_targets(docs, chunks: List[Chunk], gold: List[numpy.ndarray], has_gold: List[bool]):
@@ -317,7 +326,7 @@ def pad_chunk_marginals(chunks: List[Chunk], teacher: List[numpy.ndarray], max_l
 def _head_outputs(model: Model, inputs_outputs: Tuple, is_train: bool):
     (docs, _, targets), result = inputs_outputs
     chunks = model.attrs.pop("_chunks")
-    if targets:
+    if is_training_target(targets):
         loss_t = result
 
         def backprop_loss(d_loss: float) -> ArgsKwargs:
@@ -325,12 +334,14 @@ def _head_outputs(model: Model, inputs_outputs: Tuple, is_train: bool):
 
         return float(loss_t.detach()), backprop_loss
     paths, marginals = result
-    n_tags = marginals.shape[2]
     tags = [numpy.zeros(len(doc), dtype="int64") for doc in docs]
-    probs = [numpy.zeros((len(doc), n_tags), dtype="float32") for doc in docs]
+    probs = None
+    if marginals is not None:
+        probs = [numpy.zeros((len(doc), marginals.shape[2]), dtype="float32") for doc in docs]
     for row, (d, start, end) in enumerate(chunks):
         tags[d][start:end] = paths[row, : end - start].numpy()
-        probs[d][start:end] = marginals[row, : end - start].detach().numpy()
+        if probs is not None:
+            probs[d][start:end] = marginals[row, : end - start].detach().numpy()
 
     def backprop(_: Any) -> ArgsKwargs:  # prediction only
         raise ValueError("(greenkd-spacy) The CRF labeller's predictions cannot be backpropagated; pass targets.")

@@ -200,12 +200,21 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     # ------------------------------------------------------------------ predict
 
     def predict(self, docs: Iterable[Doc]):
-        docs = list(docs)
+        """Viterbi tags per doc, (tags, None): what set_annotations needs. The tag
+        marginals cost a forward-backward pass more; `predict_marginals` gives them."""
+        return self._predict(list(docs), marginals=False)
+
+    def predict_marginals(self, docs: Iterable[Doc]):
+        """(Viterbi tags, per-token tag marginals (n_tokens, n_tags)) per doc: what a
+        teacher hands its students."""
+        return self._predict(list(docs), marginals=True)
+
+    def _predict(self, docs: List[Doc], marginals: bool):
         if not docs or not any(len(doc) for doc in docs):
-            return [numpy.zeros(len(doc), dtype="int64") for doc in docs], [
-                numpy.zeros((len(doc), len(self.tags)), dtype="float32") for doc in docs
-            ]
-        return self.model.predict((docs, None))
+            tags = [numpy.zeros(len(doc), dtype="int64") for doc in docs]
+            probs = [numpy.zeros((len(doc), len(self.tags)), dtype="float32") for doc in docs]
+            return tags, probs if marginals else None
+        return self.model.predict((docs, {"marginals": marginals}))
 
     def set_annotations(self, docs: Iterable[Doc], scores) -> None:
         tags, _ = scores
@@ -311,7 +320,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         """The teacher's per-token tag marginals (float16), one record per doc."""
-        _, marginals = teacher_pipe.predict(teacher_docs)
+        _, marginals = teacher_pipe.predict_marginals(teacher_docs)
         return {doc_key(eg.predicted): {"marginals": m.astype("float16")} for eg, m in zip(examples, marginals)}
 
     def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> "CachedLabellerTeacher":
@@ -326,7 +335,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         validate_distillation_examples(examples, f"{type(self).__name__}.distill")
         if not examples:
             return losses
-        _, teacher = teacher_pipe.predict([eg.reference for eg in examples])
+        _, teacher = teacher_pipe.predict_marginals([eg.reference for eg in examples])
         targets: Dict[str, Any] = {"teacher": teacher, "temperature": self.temperature, "gold_weight": self.gold_weight}
         if self.gold_weight > 0:
             gold, has_gold = self._gold_tags(examples)
@@ -460,7 +469,7 @@ class CachedLabellerTeacher:
         self.labels = tuple(labels)
         self.records = records
 
-    def predict(self, docs: Sequence[Doc]):
+    def predict_marginals(self, docs: Sequence[Doc]):
         marginals = []
         for doc in docs:
             record = self.records.get(doc_key(doc))

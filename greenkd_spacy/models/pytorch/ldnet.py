@@ -27,6 +27,21 @@ def pad_flat(flat: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return out
 
 
+# Sentences per character-LSTM call (see LDNetEncoder._chars).
+CHAR_GROUP = 32
+
+
+def run_packed(lstm: nn.LSTM, x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Run a batch-first LSTM over left-aligned sequences without computing the padding.
+
+    Packing skips the padding steps (same outputs at the real positions, zeros after
+    them).
+    """
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    out, _ = lstm(packed)
+    return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=x.shape[1])[0]
+
+
 class LDNetEncoder(nn.Module):
     def __init__(
         self,
@@ -67,12 +82,26 @@ class LDNetEncoder(nn.Module):
         self.dropout.p = rate
 
     def _chars(self, char_ids: torch.Tensor, char_lengths: torch.Tensor, fwd_pos: torch.Tensor, bwd_pos: torch.Tensor) -> torch.Tensor:
-        x = self.dropout(self.char_embed(char_ids))
-        fwd, _ = self.char_fwd(x)
-        bwd = reverse_padded(self.char_bwd(reverse_padded(x, char_lengths))[0], char_lengths)
-        pick_f = fwd.gather(1, fwd_pos[:, :, None].expand(-1, -1, fwd.shape[2]))
-        pick_b = bwd.gather(1, bwd_pos[:, :, None].expand(-1, -1, bwd.shape[2]))
-        return self.char_proj(torch.cat([pick_f, pick_b], dim=-1))
+        """Character LSTM states at each word's boundaries, (B, T_words, word_width).
+
+        A sentence's characters run to hundreds of steps, and a batch padded to its
+        longest sentence spends most LSTM steps on padding. Sentences are therefore run
+        in groups of similar length, each padded only to its own longest (outputs at
+        the real positions are unchanged: padding only ever follows them).
+        """
+        order = torch.argsort(char_lengths, descending=True)
+        picked = []
+        for start in range(0, len(order), CHAR_GROUP):
+            rows = order[start : start + CHAR_GROUP]
+            lengths = char_lengths[rows].clamp(min=1)
+            x = self.dropout(self.char_embed(char_ids[rows, : int(lengths.max())]))
+            fwd, _ = self.char_fwd(x)
+            bwd = reverse_padded(self.char_bwd(reverse_padded(x, lengths))[0], lengths)
+            pick_f = fwd.gather(1, fwd_pos[rows][:, :, None].expand(-1, -1, fwd.shape[2]))
+            pick_b = bwd.gather(1, bwd_pos[rows][:, :, None].expand(-1, -1, bwd.shape[2]))
+            picked.append(torch.cat([pick_f, pick_b], dim=-1))
+        states = torch.cat(picked)[torch.argsort(order)]  # back to the batch's order
+        return self.char_proj(states)
 
     def forward(
         self,
@@ -94,9 +123,7 @@ class LDNetEncoder(nn.Module):
             parts.append(torch.relu(self.contextual(torch.cat([outputs["fwd"], outputs["bwd"]], dim=-1))))
         parts.append(self.word_embed(word_ids))
         v = self.dropout(torch.cat(parts, dim=-1))
-        packed = nn.utils.rnn.pack_padded_sequence(v, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
-        u, _ = self.lstm(packed)
-        u, _ = nn.utils.rnn.pad_packed_sequence(u, batch_first=True, total_length=v.shape[1])
+        u = run_packed(self.lstm, v, lengths)
         mask = torch.arange(v.shape[1])[None, :] < lengths[:, None]
         return self.dropout(u)[mask]
 
@@ -173,8 +200,10 @@ class CRFHead(nn.Module):
         teacher: Optional[torch.Tensor] = None,
         temperature: float = 1.0,
         gold_weight: float = 1.0,
+        marginals: bool = False,
     ):
-        """Without targets: (best paths (B, T), marginals (B, T, C)). With gold tags
+        """Without targets: (best paths (B, T), marginals (B, T, C) if asked for, else
+        None). With gold tags
         and/or teacher marginals: the training loss (mean over sequences), as a scalar.
 
         gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold.
@@ -186,12 +215,14 @@ class CRFHead(nn.Module):
         safe_lengths = lengths.clamp(min=1)
         if gold is None and teacher is None:
             if emissions.shape[1] == 0:
-                return torch.zeros((lengths.shape[0], 0), dtype=torch.long), emissions
+                return torch.zeros((lengths.shape[0], 0), dtype=torch.long), emissions if marginals else None
             paths = self.crf.viterbi(emissions, safe_lengths)
             padded = torch.zeros(emissions.shape[:2], dtype=torch.long)
             for i, path in enumerate(paths):
                 if nonempty[i]:
                     padded[i, : len(path)] = torch.tensor(path)
+            if not marginals:
+                return padded, None
             return padded, self.crf.marginals(emissions, safe_lengths) * nonempty[:, None, None]
         loss = emissions.sum() * 0.0
         if gold is not None and gold_rows is not None and bool((gold_rows & nonempty).any()):
