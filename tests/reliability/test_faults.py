@@ -44,7 +44,8 @@ DRIVER = textwrap.dedent(
                 # model-last was moved aside; its successor is not in place yet.
                 os.kill(os.getpid(), signal.SIGKILL)
 
-        loop.os.replace = replace_then_die
+        # Checkpoints are swapped in by greenkd_spacy.atomic, which calls os.replace.
+        os.replace = replace_then_die
     sys.argv = ["spacy", "distill"] + sys.argv[1:]
     runpy.run_module("spacy", run_name="__main__")
     """
