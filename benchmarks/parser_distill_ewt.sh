@@ -19,6 +19,10 @@ bench full training/full-goldpos-annealed/model-best --gold-pos \
 for x in 10 20 40 60 80; do
   bench base-$x training/base-$x/model-best --gold-pos --train-cost training/base-$x/train_cost.json
   bench d-$x training/d-$x/model-best --gold-pos --distill-summary training/d-$x/distill_summary.json
+  # Ours: distilled with dropout 0.33 (trained only where training/d-x-drop exists).
+  if [ -d training/d-$x-drop ]; then
+    bench d-$x-drop training/d-$x-drop/model-best --gold-pos --distill-summary training/d-$x-drop/distill_summary.json
+  fi
 done
 bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost training/teacher-trf/train_cost.json
 bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json

@@ -3,7 +3,7 @@
 # budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
-# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown spacy-cnn
+# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown spacy-cnn
 # Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
 # UNLABELED: the raw text of trf-bilstm-20-brown (default: the Brown corpus, one sentence per line)
 set -euo pipefail
@@ -30,6 +30,10 @@ for stage in "$@"; do
     full) timed full-goldpos python -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
     anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
     base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
+    # Ours, not the paper's: the same distillation with the encoder's dropout (0.33) on,
+    # as Base-x trains (the paper distils without dropout).
+    d-*-drop) x=${stage#d-}; x=${x%-drop}; timed "$stage" python -m spacy distill "$full" "configs/parser_student_${x}.cfg" "training/$stage" $data \
+        --distillation.max_steps "$STUDENT_STEPS" --distillation.dropout 0.33 ;;
     d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
     teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
     trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;

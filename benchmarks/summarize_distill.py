@@ -23,6 +23,9 @@ def check(rows: List[Dict]) -> List[Dict]:
         d, b = by.get(f"d-{x}"), by.get(f"base-{x}")
         if d and b:
             add(f"D-{x} beats Base-{x} (LAS)", d["las"] > b["las"], f"D-{x} {d['las']:.2f} vs Base-{x} {b['las']:.2f}")
+        drop = by.get(f"d-{x}-drop")
+        if drop and b:  # ours: distilled with dropout (not a target of the issue, reported beside it)
+            add(f"D-{x} with dropout beats Base-{x} (LAS; ours)", drop["las"] > b["las"], f"D-{x}-drop {drop['las']:.2f} vs Base-{x} {b['las']:.2f}")
     full, d20 = by.get("full"), by.get("d-20")
     if full and d20:
         gap = full["las"] - d20["las"]
