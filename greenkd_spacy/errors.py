@@ -136,3 +136,19 @@ class Errors(metaclass=ErrorsWithCodes):
         "Tok2VecListener's width must equal its upstream tok2vec's width) and that "
         "`spacy debug config STUDENT_CONFIG` passes."
     )
+    E036 = "Unknown annotation backend '{backend}'. Choose one of {backends}."
+    E037 = (
+        "A teacher-annotation worker rebuilt the student component with settings "
+        "{settings}, but the cache was fingerprinted with {expected}. Workers must run the "
+        "same greenkd-spacy version and student config as the driver."
+    )
+    E038 = (
+        "The Ray backend needs the teacher as a path or package name (each worker loads "
+        "it) and the student config. Save an in-memory teacher with nlp.to_disk(PATH) and "
+        "pass PATH, or use backend='local'."
+    )
+    E039 = (
+        "The Ray backend needs Ray. Install it with `pip install greenkd-spacy[ray]` (or "
+        "`pip install 'ray>=2.9'`), or use --backend local."
+    )
+    E040 = "--workers must be at least 1 (got {workers})."

@@ -25,16 +25,10 @@ from tqdm import tqdm
 
 from ..atomic import atomic_write_json, recover_directory, write_directory
 from ..errors import Errors
-from .teacher_cache import Fingerprint, TeacherCache, shards
+from .annotate import annotate, load_teacher, teacher_docs  # noqa: F401  (teacher_docs: public)
+from .teacher_cache import Fingerprint, TeacherCache
 
 STATE_FILE = "distill_state.json"
-
-
-def load_teacher(teacher: Union[str, Path]) -> Language:
-    try:
-        return spacy.load(teacher)
-    except (OSError, IOError, ValueError) as err:
-        raise ValueError(Errors.E014.format(path=teacher, error=err)) from None
 
 
 def resolve_distillation(config: Config) -> Dict[str, Any]:
@@ -140,63 +134,10 @@ def check_student_runs(student: Language, examples: Iterable[Example], n_docs: i
         raise ValueError(Errors.E035.format(error=f"{type(err).__name__}: {err}")) from err
 
 
-def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[Any]:
-    """Copies of the student docs, run through the teacher's components before the
-    teacher component (e.g. its transformer, so listeners have their input)."""
-    docs = [doc.copy() for doc in docs]
-    for name, proc in teacher.pipeline:
-        if name == teacher_name:
-            break
-        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
-    return docs
-
-
-def annotate(
-    teacher: Language,
-    student_pipe: Any,
-    teacher_pipe: Any,
-    examples: Iterable[Example],
-    cache: TeacherCache,
-    *,
-    top_k: int,
-    shard_size: int,
-    batch_size: int = 64,
-    total: Optional[int] = None,
-    stderr: IO = sys.stderr,
-) -> Dict[str, float]:
-    """Stream the corpus through the teacher into the cache, shard by shard.
-
-    What a record holds is the student component's business (`teacher_records`); this
-    loop only runs the teacher's earlier components, writes finished shards atomically
-    and skips shards a previous (interrupted) run already wrote.
-    """
-    start_wall, start_cpu = time.perf_counter(), time.process_time()
-    n_shards = 0
-    n_docs = 0
-    done_before = 0
-    with tqdm(desc="teacher annotation", unit="doc", total=total, file=stderr) as bar:
-        for index, shard in shards(examples, shard_size):
-            n_shards = index + 1
-            n_docs += len(shard)
-            if cache.has_shard(index):
-                done_before += len(shard)
-                bar.update(len(shard))
-                continue
-            records: Dict[str, Dict] = {}
-            for b in range(0, len(shard), batch_size):
-                batch = shard[b : b + batch_size]
-                docs = teacher_docs(teacher, teacher_pipe.name, [eg.predicted for eg in batch])
-                records.update(student_pipe.teacher_records(teacher_pipe, docs, batch, top_k))
-                bar.update(len(batch))
-            cache.write_shard(index, records, {"first_example": index * shard_size, "examples": len(shard)})
-    info = {
-        "wall_seconds": time.perf_counter() - start_wall,
-        "cpu_seconds": time.process_time() - start_cpu,
-        "docs": n_docs,
-        "docs_already_cached": done_before,
-    }
-    cache.mark_complete(n_shards, info)
-    return info
+def worker_path(teacher: Union[str, Path]) -> str:
+    """The teacher as other processes can load it: an absolute path, or a package name."""
+    path = Path(teacher)
+    return str(path.resolve()) if path.exists() else str(teacher)
 
 
 def save_atomically(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
@@ -221,6 +162,10 @@ def distill(
     output_path: Optional[Path] = None,
     *,
     resume: bool = True,
+    annotate_only: bool = False,
+    backend: str = "local",
+    workers: int = 1,
+    address: Optional[str] = None,
     stdout: IO = sys.stdout,
     stderr: IO = sys.stderr,
 ) -> Tuple[Language, Dict[str, Any]]:
@@ -230,6 +175,10 @@ def distill(
     student_config (Config): A spaCy training config with a [distillation] section.
     output_path (Optional[Path]): Where model-best, model-last and the state go.
     resume (bool): Continue from output_path/model-last if a previous run left one.
+    annotate_only (bool): Stop after the teacher pass (the cache is complete).
+    backend (str): Who runs the teacher pass: "local" or "ray" (training/annotate.py).
+    workers (int): Ray workers (actors) for backend="ray".
+    address (Optional[str]): Ray cluster address; None starts a local Ray.
     RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
     """
     teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
@@ -274,9 +223,15 @@ def distill(
         else:
             summary["annotation"][name] = annotate(
                 teacher_nlp, pipe, teacher_pipe, train_corpus(student), cache,
-                top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples, stderr=stderr,
+                top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples,
+                backend=backend, workers=workers, address=address,
+                teacher_path=None if isinstance(teacher, Language) else worker_path(teacher),
+                student_config=student.config, stderr=stderr,
             )
-        teachers[name] = pipe.cached_teacher(teacher_pipe, cache.records())
+        if not annotate_only:
+            teachers[name] = pipe.cached_teacher(teacher_pipe, cache.records())
+    if annotate_only:
+        return student, summary
 
     # Resume.
     state = {"step": 0, "best_score": None, "history": []}

@@ -6,7 +6,8 @@ teacher's weights, the corpus content and the settings that shape the targets; a
 changed teacher or corpus gets a new directory and never reads stale targets.
 
 Layout: ``CACHE_ROOT/<fingerprint>/shard-00000.msgpack`` ... plus ``manifest.json`` with,
-per finished shard, its rows and SHA-256. Each shard and the manifest are written to a
+per finished shard, its example range, rows, teacher fingerprint and SHA-256 (written
+by training/annotate.py, locally or by Ray workers). Each shard and the manifest are written to a
 temporary file and renamed into place, so a killed run leaves either a whole shard or
 none; a shard whose checksum does not match is rebuilt, not trusted.
 
@@ -79,8 +80,12 @@ class TeacherCache:
             self.has_shard(int(i)) for i in self.manifest["shards"]
         )
 
+    @staticmethod
+    def shard_file(directory: Path, index: int) -> Path:
+        return Path(directory) / f"shard-{index:05d}.msgpack"
+
     def shard_path(self, index: int) -> Path:
-        return self.directory / f"shard-{index:05d}.msgpack"
+        return self.shard_file(self.directory, index)
 
     def has_shard(self, index: int) -> bool:
         """A shard counts as done only if its bytes match the manifest's checksum."""
@@ -96,7 +101,12 @@ class TeacherCache:
         entry = {"rows": len(records), "sha256": hashlib.sha256(data).hexdigest()}
         if meta:
             entry.update(meta)
-        self.manifest["shards"][str(index)] = entry
+        self.add_shard(index, entry)
+
+    def add_shard(self, index: int, entry: Dict) -> None:
+        """Vouch for a shard a worker has written: its entry (rows, sha256, example
+        range, ...) goes into the manifest, which only the driver writes."""
+        self.manifest["shards"][str(index)] = dict(entry, fingerprint=self.fingerprint)
         self._write_manifest()
 
     def mark_complete(self, n_shards: int, info: Optional[Dict] = None) -> None:

@@ -1,0 +1,125 @@
+"""The teacher pass as its own step: shards, manifest, resume, and the Ray backend."""
+import numpy
+import pytest
+import spacy
+import srsly
+
+from greenkd_spacy.training.annotate import FAULT_ENV
+from greenkd_spacy.training.distill import distill
+from greenkd_spacy.training.teacher_cache import TeacherCache
+
+from .test_distill import student_config
+from .util import save_trained_parser
+
+RAW = [
+    "I like green eggs .",
+    "She ate the pizza with anchovies .",
+    "We like the pizza .",
+    "She ate green eggs with the pizza .",
+    "I ate .",
+    "The eggs like anchovies .",
+    "She likes green pizza .",
+    "We ate the anchovies with eggs .",
+    "I like the green anchovies .",
+    "She ate .",
+]
+
+
+@pytest.fixture(scope="module")
+def teacher_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("teacher")
+    save_trained_parser(path, "train.spacy")
+    return path
+
+
+def raw_config(teacher_dir, tmp_path, cache="cache", **distillation):
+    srsly.write_jsonl(tmp_path / "raw.jsonl", [{"text": t} for t in RAW])
+    distillation = dict({"corpus": "corpora.raw", "shard_size": 3, "max_steps": 2}, **distillation)
+    config = student_config(teacher_dir, tmp_path, **distillation)
+    config["distillation"]["cache_dir"] = str(tmp_path / cache)
+    config["corpora"]["raw"] = {"@readers": "spacy.JsonlCorpus.v1", "path": str(tmp_path / "raw.jsonl")}
+    return config
+
+
+def only_cache(root):
+    (directory,) = [p for p in root.iterdir() if p.is_dir()]
+    manifest = srsly.read_json(directory / "manifest.json")
+    return TeacherCache(root, manifest["fingerprint"])
+
+
+def assert_same_records(a, b):
+    assert sorted(a) == sorted(b)
+    for key in a:
+        assert sorted(a[key]) == sorted(b[key])
+        for field in a[key]:
+            assert numpy.allclose(numpy.asarray(a[key][field], dtype="float32"), numpy.asarray(b[key][field], dtype="float32"), atol=1e-3)
+
+
+def test_annotate_only_fills_the_cache_that_distill_then_reads(teacher_dir, tmp_path):
+    teacher = str(teacher_dir / "model")
+    _, summary = distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
+    info = summary["annotation"]["greenkd_parser"]
+    assert info["docs"] == len(RAW) and info["words_labelled"] == sum(len(t.split()) for t in RAW)
+    assert "training" not in summary
+    cache = only_cache(tmp_path / "cache")
+    assert cache.complete and cache.manifest["n_shards"] == 4
+    for index, entry in cache.manifest["shards"].items():
+        assert entry["first_example"] == 3 * int(index)
+        assert entry["examples"] == entry["rows"] == (1 if index == "3" else 3)
+        assert entry["fingerprint"] == cache.fingerprint and len(entry["sha256"]) == 64
+    _, trained = distill(teacher, raw_config(teacher_dir, tmp_path), tmp_path / "out")
+    assert trained["annotation"]["greenkd_parser"]["reused"] is True
+    assert trained["training"]["steps"] == 2
+
+
+def test_rerun_labels_only_the_shards_the_manifest_does_not_vouch_for(teacher_dir, tmp_path):
+    teacher = str(teacher_dir / "model")
+    distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
+    cache = only_cache(tmp_path / "cache")
+    before = cache.records()
+    # A driver killed after a worker wrote shard 2 but before the manifest listed it,
+    # and after a worker was killed half-way through writing shard 1.
+    del cache.manifest["shards"]["2"]
+    cache.manifest["complete"] = False
+    cache._write_manifest()
+    cache.shard_path(1).write_bytes(cache.shard_path(1).read_bytes()[:7])
+    _, summary = distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
+    info = summary["annotation"]["greenkd_parser"]
+    assert info["docs_already_cached"] == 4  # shards 0 and 3
+    assert info["words_labelled"] > 0
+    cache = only_cache(tmp_path / "cache")
+    assert cache.complete
+    assert_same_records(before, cache.records())
+
+
+def test_backend_errors_say_how_to_fix(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    with pytest.raises(ValueError, match="E036"):
+        distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True, backend="spark")
+    with pytest.raises(ValueError, match="E038"):
+        distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True, backend="ray")
+
+
+@pytest.mark.slow
+def test_ray_backend_with_two_workers_matches_local_and_retries_a_killed_worker(teacher_dir, tmp_path, monkeypatch):
+    pytest.importorskip("ray")
+    teacher = str(teacher_dir / "model")
+    distill(teacher, raw_config(teacher_dir, tmp_path, cache="local"), None, annotate_only=True)
+    local = only_cache(tmp_path / "local")
+    # The worker that gets shard 1 dies (os._exit) the first time; Ray restarts it and
+    # retries the shard.
+    marker = tmp_path / "killed-once"
+    monkeypatch.setenv(FAULT_ENV, f"1:{marker}")
+    _, summary = distill(
+        teacher, raw_config(teacher_dir, tmp_path, cache="ray"), None, annotate_only=True, backend="ray", workers=2
+    )
+    assert marker.exists()
+    info = summary["annotation"]["greenkd_parser"]
+    assert info["backend"] == "ray" and info["workers"] == 2 and info["docs"] == len(RAW)
+    remote = only_cache(tmp_path / "ray")
+    assert remote.fingerprint == local.fingerprint and remote.complete
+    assert len({entry["worker"] for entry in remote.manifest["shards"].values()}) >= 2
+    for index, entry in local.manifest["shards"].items():
+        other = remote.manifest["shards"][index]
+        assert (entry["first_example"], entry["examples"], entry["rows"]) == (other["first_example"], other["examples"], other["rows"])
+    assert_same_records(local.records(), remote.records())
