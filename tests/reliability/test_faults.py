@@ -28,13 +28,14 @@ DRIVER = textwrap.dedent(
 
     where = os.environ.get("KILL_AT")
     if where == "annotation":
-        write_shard = loop.TeacherCache.write_shard
+        # The driver records a finished shard in the manifest; die right after.
+        add_shard = loop.TeacherCache.add_shard
 
-        def write_then_die(self, index, *args, **kwargs):
-            write_shard(self, index, *args, **kwargs)
+        def add_then_die(self, index, *args, **kwargs):
+            add_shard(self, index, *args, **kwargs)
             os.kill(os.getpid(), signal.SIGKILL)
 
-        loop.TeacherCache.write_shard = write_then_die
+        loop.TeacherCache.add_shard = add_then_die
     elif where == "training":
         replace = os.replace
 
