@@ -51,3 +51,17 @@ def test_r3_turns_off_l1_at_target_and_pushes_to_binary():
     w = torch.tensor([-0.2, 1.3])
     project_gates(w)
     assert w.tolist() == [0.0, 1.0]
+
+
+def test_padded_batch_equals_each_sequence_alone():
+    """The packed run gives every sequence the outputs it has on its own, and zeros on
+    the padding (nothing after a sequence's end is computed)."""
+    torch.manual_seed(0)
+    lstm = DenseLSTM(5, 3, 3).eval()
+    lengths = torch.tensor([6, 2, 4])
+    x = torch.randn(3, 6, 5)
+    batch = lstm(x, torch.tensor([1.0, 0.5, 1.0]), lengths=lengths)
+    for i, n in enumerate(lengths.tolist()):
+        alone = lstm(x[i : i + 1, :n], torch.tensor([1.0, 0.5, 1.0]))
+        assert torch.allclose(batch[i, :n], alone[0], atol=1e-6)
+        assert not batch[i, n:].any()

@@ -47,19 +47,31 @@ class DenseLSTM(nn.Module):
         x: torch.Tensor,
         gates: Optional[torch.Tensor] = None,
         layer_dropout: float = 0.0,
+        lengths: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
-        """x: (B, T, n_in), sequences left-aligned (padding after the end, which a
-        left-to-right LSTM never reads for earlier positions). Returns (B, T, out_width)."""
-        to_next = [x]
-        outputs = [x]
+        """x: (B, T, n_in), sequences left-aligned; lengths: (B,) real lengths (None:
+        all T). Returns (B, T, out_width), zeros after each sequence's end.
+
+        The layers run on one packed sequence, so no step is spent on padding: a batch
+        of sentences is padded to its longest, and labelling a corpus in document order
+        would otherwise compute several times the real positions. The dense
+        concatenations work on the packed rows directly, since every layer's packed
+        output has the same row order as its input.
+        """
+        if lengths is None:
+            lengths = torch.full((x.shape[0],), x.shape[1], dtype=torch.long)
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        to_next = [packed.data]
+        outputs = [packed.data]
         for i, cell in enumerate(self.cells):
-            h, _ = cell(torch.cat(to_next, dim=-1))
+            h = cell(packed._replace(data=torch.cat(to_next, dim=-1)))[0].data
             if gates is not None:
                 h = h * gates[i]
             outputs.append(h)
             dropped = self.training and layer_dropout > 0 and random.random() < layer_dropout
             to_next.append(torch.zeros_like(h) if dropped else h)
-        return torch.cat(outputs, dim=-1)
+        dense = packed._replace(data=torch.cat(outputs, dim=-1))
+        return nn.utils.rnn.pad_packed_sequence(dense, batch_first=True, total_length=x.shape[1])[0]
 
     def prune(self, keep: Sequence[int]) -> List[slice]:
         """Delete every cell whose position is not in keep; cut the deleted layers'
@@ -159,8 +171,9 @@ class DenseLM(nn.Module):
         gates = gates or {}
         layer_dropout = self.layer_dropout if self.training else 0.0
         x = self.dropout(self.embed(ids))
-        fwd = self.forward_lstm(x, gates.get("fwd"), layer_dropout)
-        bwd = reverse_padded(self.backward_lstm(reverse_padded(x, lengths), gates.get("bwd"), layer_dropout), lengths)
+        fwd = self.forward_lstm(x, gates.get("fwd"), layer_dropout, lengths)
+        backward = self.backward_lstm(reverse_padded(x, lengths), gates.get("bwd"), layer_dropout, lengths)
+        bwd = reverse_padded(backward, lengths)
         return {"fwd": fwd, "bwd": bwd}
 
     def lm_loss(self, ids: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
