@@ -91,7 +91,8 @@ for stage in "$@"; do
         bench teacher-trf "$runs/teacher-trf/model-best" --repeats 1 --train-cost "$runs/teacher-trf/train_cost.json"
         bench student-trf "$runs/student-trf/model-best" --train-cost "$runs/student-trf/train_cost.json"
       fi
-      python benchmarks/render_table.py "$results" ;;
+      python benchmarks/render_table.py "$results"
+      python benchmarks/summarize_labeller.py --output benchmarks/results/labeller_checks.json ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
 done
