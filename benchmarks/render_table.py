@@ -15,11 +15,13 @@ COLUMNS = [
     ("uas_with_punct", "UAS+punct"),
     ("las_with_punct", "LAS+punct"),
     ("accuracy", "accuracy"),
+    ("f1", "F1"),
     ("words_per_second", "words/s (1 thread)"),
     ("docs_per_second_by_batch.32", "docs/s b=32"),
     ("docs_per_second_by_batch.1000", "docs/s b=1000"),
     ("batch_size", "batch"),
     ("mst_share_of_parse_time", "MST share"),
+    ("lm_flops_per_token", "LM FLOPs/token"),
     ("params", "params"),
     ("train_cpu_seconds", "train CPU s"),
     ("teacher_annotation_cpu_seconds", "teacher pass CPU s"),
@@ -50,7 +52,7 @@ def render(path: str) -> str:
                 value = f"{100 * value:.1f} %"
             elif isinstance(value, (int, float)) and key.startswith("docs_per"):
                 value = f"{value:,.0f}"
-            elif isinstance(value, int) and key in ("params", "disk_bytes", "words_per_second"):
+            elif isinstance(value, int) and key in ("params", "disk_bytes", "words_per_second", "lm_flops_per_token"):
                 value = f"{value:,}"
             cells.append("" if value is None else str(value))
         lines.append("| " + " | ".join(cells) + " |")
