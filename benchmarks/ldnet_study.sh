@@ -10,7 +10,7 @@
 #   STAGES: convert lm nolm ldnet select prune spacy teacher student bench
 #   KEY=VALUE (or environment): DATA (default assets), LM_STEPS, LM_DEPTH, LM_HIDDEN,
 #   LM_EMBED, LM_PROJ, LM_BATCH, LM_VOCAB, LM_EVAL, LM_LIMIT (texts), STEPS (labeller training), SELECT_STEPS, SPACY_STEPS,
-#   TEACHER_STEPS, STUDENT_STEPS, TARGET_LAYERS (lambda_1).
+#   TEACHER_STEPS, TEACHER_EVAL (default min(500, TEACHER_STEPS)), STUDENT_STEPS, TARGET_LAYERS (lambda_1).
 set -euo pipefail
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: ldnet_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
@@ -21,6 +21,9 @@ LM_STEPS=${LM_STEPS:-3000}; LM_DEPTH=${LM_DEPTH:-10}; LM_HIDDEN=${LM_HIDDEN:-300
 LM_EMBED=${LM_EMBED:-300}; LM_PROJ=${LM_PROJ:-1600}; LM_BATCH=${LM_BATCH:-128}; LM_VOCAB=${LM_VOCAB:-30000}; LM_EVAL=${LM_EVAL:-500}
 STEPS=${STEPS:-3000}; SELECT_STEPS=${SELECT_STEPS:-1000}; SPACY_STEPS=${SPACY_STEPS:-3000}
 TEACHER_STEPS=${TEACHER_STEPS:-1500}; STUDENT_STEPS=${STUDENT_STEPS:-3000}; TARGET_LAYERS=${TARGET_LAYERS:-4}
+# spacy train scores (and saves model-best) only every eval_frequency steps: a teacher
+# budget below the config's 500 would otherwise keep the untrained step-0 model as best.
+TEACHER_EVAL=${TEACHER_EVAL:-$(( TEACHER_STEPS < 500 ? TEACHER_STEPS : 500 ))}
 case $task in
   # ents: the suffix of the files spaCy's own `ner` trains on (chunks as entities).
   ner) data=conll03; ents=""; results=benchmarks/results/ner_conll03.json ;;
@@ -75,7 +78,8 @@ for stage in "$@"; do
     spacy) timed spacy-cnn python -m spacy train configs/ner_spacy_cnn.cfg --output "$runs/spacy-cnn" \
           --paths.train "$corpus/train$ents.spacy" --paths.dev "$corpus/dev$ents.spacy" --training.max_steps "$SPACY_STEPS" ;;
     teacher) timed teacher-trf python -m spacy train configs/ner_trf_teacher.cfg --output "$runs/teacher-trf" $paths \
-          --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" ;;
+          --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" \
+          --training.eval_frequency "$TEACHER_EVAL" ;;
     student) timed student-trf python -m spacy distill "$runs/teacher-trf/model-best" "configs/${task}_ldnet.cfg" "$runs/student-trf" \
           $paths --paths.lm "$lm/model-best" --distillation.max_steps "$STUDENT_STEPS" ;;
     bench)
