@@ -152,3 +152,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "`pip install 'ray>=2.9'`), or use --backend local."
     )
     E040 = "--workers must be at least 1 (got {workers})."
+    E041 = (
+        "Cannot rebuild the CRF head of '{name}': its encoder ({arch}) does not report its "
+        "width before its weights are loaded, and the saved cfg has no 'encoder_width' "
+        "(pipelines saved before greenkd-spacy recorded it). Add \"encoder_width\": WIDTH "
+        "to the component's cfg file (WIDTH: the encoder's output width, e.g. the "
+        "transformer's hidden size), or retrain the pipeline."
+    )

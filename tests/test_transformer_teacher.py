@@ -46,3 +46,21 @@ def test_transformer_teacher_trains_and_teaches(tmp_path):
     assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
     doc = student("I like green eggs .")
     assert all(t.dep_ for t in doc)
+
+
+def test_transformer_ner_teacher_saves_and_loads(tmp_path):
+    """A CRF head over a TransformerListener: the listener cannot report its width
+    before the weights are loaded, so the head is rebuilt from the saved cfg."""
+    from spacy.training import Example
+
+    fix_random_seed(0)
+    config = spacy.util.load_config("configs/ner_trf_teacher.cfg")
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    texts = [("Peter lives in Berlin .", [(0, 5, "PER"), (15, 21, "LOC")]), ("Acme hired Anna .", [(0, 4, "ORG"), (11, 15, "PER")])]
+    examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in texts]
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(tmp_path / "teacher")
+    loaded = spacy.load(tmp_path / "teacher")
+    assert loaded.get_pipe("greenkd_ner").cfg["encoder_width"] == 384
+    for text, _ in texts:
+        assert [t.ent_iob_ + t.ent_type_ for t in loaded(text)] == [t.ent_iob_ + t.ent_type_ for t in nlp(text)]

@@ -244,7 +244,7 @@ def encoder_width(model: Model, docs: Optional[List[Doc]] = None) -> int:
         return tok2vec.get_dim("nO")
     if docs:
         return tok2vec.predict(docs[:1])[0].shape[1]
-    return model.get_dim("nI")
+    return model.get_dim("nI") if model.has_dim("nI") else 0
 
 
 def head_init(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:

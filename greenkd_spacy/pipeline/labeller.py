@@ -166,7 +166,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {
             "labels": [], "lm_lambda0": lm_lambda0, "lm_target_layers": lm_target_layers,
-            "lm_gate_lr": lm_gate_lr, "lm_config": None, **cfg,
+            "lm_gate_lr": lm_gate_lr, "lm_config": None, "encoder_width": None, **cfg,
         }
 
     # ------------------------------------------------------------------ labels
@@ -391,6 +391,9 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         docs = [eg.predicted for eg in get_examples()][:2]
         self.model.initialize(X=docs or None)
         ensure_head(self.model, encoder_width(self.model, docs), self.tags)
+        # Loading rebuilds the head before any weights are read, when an encoder such
+        # as a TransformerListener cannot tell its width yet: keep it with the cfg.
+        self.cfg["encoder_width"] = self.model.get_dim("nI")
 
     def _build_from_cfg(self, cfg: Dict) -> None:
         tok2vec = self.model.layers[0]
@@ -398,7 +401,10 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             ensure_encoder(tok2vec, cfg.get("lm_config"))
         if cfg.get("labels"):
             self.model.attrs["tags"] = tags_for(cfg["labels"])
-            ensure_head(self.model, encoder_width(self.model), tags_for(cfg["labels"]))
+            width = cfg.get("encoder_width") or encoder_width(self.model)
+            if not width:
+                raise ValueError(Errors.E041.format(name=self.name, arch=tok2vec.name))
+            ensure_head(self.model, width, tags_for(cfg["labels"]))
 
     # ------------------------------------------------------------------ pruning
 
