@@ -219,3 +219,15 @@ def test_predict_decodes_without_marginals_and_teachers_get_them():
     for doc, m in zip(docs, marginals):
         assert m.shape == (len(doc), len(pipe.tags))
         assert numpy.allclose(m.sum(axis=1), 1.0, atol=1e-4)
+
+
+def test_training_without_layer_selection_runs_no_backward_through_the_lm(lm_dir):
+    """lambda0 = 0: the gates stay at 1 and take no gradient, so nothing in the frozen
+    LM is recorded for backward (the same updates, minus the LM's backward pass)."""
+    nlp, _ = train_ner(steps=2, lm_path=lm_dir / "out/model-best")
+    encoder = nlp.get_pipe("greenkd_ner")._ldnet_module()
+    assert all(not gate.requires_grad and gate.grad is None for gate in encoder.gates.values())
+    assert all(float(z) == 1.0 for gate in encoder.gates.values() for z in gate)
+    ids = torch.tensor([[2, 3, 4]])
+    outputs = encoder.lm.directions(ids, torch.tensor([3]), gates=dict(encoder.gates))
+    assert not outputs["fwd"].requires_grad and not outputs["bwd"].requires_grad

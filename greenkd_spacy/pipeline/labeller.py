@@ -261,6 +261,9 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def _step(self, docs: List[Doc], targets: Dict[str, Any], drop: float, sgd: Optional[Optimizer]) -> float:
         set_dropout_rate(self.model, drop)
+        encoder = self._ldnet_module()
+        if encoder is not None:
+            encoder.train_gates(float(self.cfg.get("lm_lambda0", 0.0)) > 0)
         loss, backprop = self.model.begin_update((docs, targets))
         backprop(1.0)
         loss += self._regularise_gates()

@@ -134,6 +134,14 @@ class LDNetEncoder(nn.Module):
             return {}
         return {name: [round(float(z), 4) for z in gate.detach()] for name, gate in self.gates.items()}
 
+    def train_gates(self, on: bool) -> None:
+        """Gates learn only during layer selection. Otherwise they take no gradient, and
+        since the LM's own weights are frozen, autograd then records nothing inside the
+        LM: its backward pass (through every layer of both directions) is skipped."""
+        if self.lm is not None:
+            for gate in self.gates.values():
+                gate.requires_grad_(on)
+
     def r3(self, target_layers: float) -> torch.Tensor:
         """R3 over all gates of both directions together (lambda_1 counts both)."""
         z = torch.cat([self.gates["fwd"], self.gates["bwd"]])
