@@ -7,10 +7,12 @@ the checks are also written as JSON.
 
 Usage: python benchmarks/summarize_labeller.py [RESULTS.json ...] [--output CHECKS.json]
 """
-import argparse
-import json
+import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
+
+sys.path.insert(0, str(Path(__file__).parent))
+import target_checks  # noqa: E402  (benchmarks/ is not a package)
 
 # The issue's pruning target: at least this share of the LM's FLOPs gone ...
 MIN_FLOPS_CUT = 0.80
@@ -20,10 +22,7 @@ MAX_F1_LOSS = 0.5
 
 def check(task: str, rows: List[Dict]) -> List[Dict]:
     by = {row["system"]: row for row in rows}
-    checks: List[Dict] = []
-
-    def add(target: str, met: Optional[bool], figures: str) -> None:
-        checks.append({"task": task, "target": target, "met": met, "figures": figures})
+    checks, add = target_checks.collector(task)
 
     full, pruned, spacy_cnn = by.get("ldnet"), by.get("ldnet-pruned"), by.get("spacy-cnn")
     if full and pruned and full["lm_flops_per_token"]:
@@ -67,26 +66,5 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
     return checks
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "results", nargs="*", default=["benchmarks/results/ner_conll03.json", "benchmarks/results/chunk_conll00.json"]
-    )
-    parser.add_argument("--output", default=None)
-    args = parser.parse_args()
-    checks: List[Dict] = []
-    for path in map(Path, args.results):
-        if not path.exists():
-            print(f"- {path}: not found (run `ldnet_study.sh TASK bench` first)")
-            continue
-        task = path.stem.split("_", 1)[0]
-        checks.extend(check(task, json.loads(path.read_text(encoding="utf8"))))
-    for c in checks:
-        mark = {True: "met", False: "NOT met", None: "measured"}[c["met"]]
-        print(f"- {c['task']}: {c['target']}: {mark} ({c['figures']})")
-    if args.output:
-        Path(args.output).write_text(json.dumps(checks, indent=2) + "\n", encoding="utf8")
-
-
 if __name__ == "__main__":
-    main()
+    target_checks.main(check, __doc__.splitlines()[0], ["benchmarks/results/ner_conll03.json", "benchmarks/results/chunk_conll00.json"], "`ldnet_study.sh TASK bench`")

@@ -7,10 +7,12 @@ whether it is met, so the claims in the docs come from the JSON and nothing else
 
 Usage: python benchmarks/summarize_textcat.py [RESULTS.json ...] [--output CHECKS.json]
 """
-import argparse
-import json
+import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
+
+sys.path.insert(0, str(Path(__file__).parent))
+import target_checks  # noqa: E402  (benchmarks/ is not a package)
 
 BATCH = "1000"  # the issue's throughput targets are at batch 1000
 
@@ -21,10 +23,7 @@ def speed(row: Dict) -> float:
 
 def check(task: str, rows: List[Dict]) -> List[Dict]:
     by = {row["system"]: row for row in rows}
-    checks: List[Dict] = []
-
-    def add(target: str, met: Optional[bool], figures: str) -> None:
-        checks.append({"task": task, "target": target, "met": met, "figures": figures})
+    checks, add = target_checks.collector(task)
 
     teacher, scratch, bow = by.get("teacher-trf"), by.get("dan-scratch"), by.get("spacy-bow")
     dans = [by[name] for name in ("dan-kd", "dan-kd-ft") if name in by]
@@ -66,26 +65,5 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
     return checks
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument(
-        "results", nargs="*", default=["benchmarks/results/textcat_sst2.json", "benchmarks/results/textcat_trec.json"]
-    )
-    parser.add_argument("--output", default=None)
-    args = parser.parse_args()
-    checks: List[Dict] = []
-    for path in map(Path, args.results):
-        if not path.exists():
-            print(f"- {path}: not found (run `textcat_study.sh TASK bench` first)")
-            continue
-        task = path.stem.split("_", 1)[-1]
-        checks.extend(check(task, json.loads(path.read_text(encoding="utf8"))))
-    for c in checks:
-        mark = {True: "met", False: "NOT met", None: "measured"}[c["met"]]
-        print(f"- {c['task']}: {c['target']}: {mark} ({c['figures']})")
-    if args.output:
-        Path(args.output).write_text(json.dumps(checks, indent=2) + "\n", encoding="utf8")
-
-
 if __name__ == "__main__":
-    main()
+    target_checks.main(check, __doc__.splitlines()[0], ["benchmarks/results/textcat_sst2.json", "benchmarks/results/textcat_trec.json"], "`textcat_study.sh TASK bench`")
