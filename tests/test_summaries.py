@@ -1,10 +1,16 @@
-"""The distillation study's target checks read the results rows and nothing else."""
+"""The studies' target checks read the results rows and nothing else."""
 import importlib.util
 from pathlib import Path
 
-spec = importlib.util.spec_from_file_location("summarize_distill", Path(__file__).parent.parent / "benchmarks/summarize_distill.py")
-summarize = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(summarize)
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / f"benchmarks/{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+summarize = _load("summarize_distill")
 
 
 def test_checks_follow_the_rows():
@@ -23,13 +29,6 @@ def test_checks_follow_the_rows():
     assert checks["student-trf-cnn: >= 15x faster than the teacher and <= 2.0 LAS below it"] is True
     # Fastest student above 84.0 LAS: d-20 at 2,500 words/s = 2.5x spacy-cnn (base-20 is no student).
     assert checks["fastest student above spacy-cnn's LAS is > 1.5x its words/s"] is True
-
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / f"benchmarks/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_labeller_checks_follow_the_rows():

@@ -259,11 +259,16 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         losses[self.name] += self._step([eg.predicted for eg in examples], targets, drop, sgd)
         return losses
 
+    @property
+    def _selecting_layers(self) -> bool:
+        """Layer selection is on (lambda_0 > 0): the gates learn under R3."""
+        return float(self.cfg.get("lm_lambda0", 0.0)) > 0
+
     def _step(self, docs: List[Doc], targets: Dict[str, Any], drop: float, sgd: Optional[Optimizer]) -> float:
         set_dropout_rate(self.model, drop)
         encoder = self._ldnet_module()
         if encoder is not None:
-            encoder.train_gates(float(self.cfg.get("lm_lambda0", 0.0)) > 0)
+            encoder.train_gates(self._selecting_layers)
         loss, backprop = self.model.begin_update((docs, targets))
         backprop(1.0)
         loss += self._regularise_gates()
@@ -287,7 +292,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         into [0, 1]."""
         encoder = self._ldnet_module()
         gates = list(encoder.gates.values()) if encoder is not None and encoder.lm is not None else []
-        if gates and float(self.cfg.get("lm_lambda0", 0.0)) > 0:
+        if gates and self._selecting_layers:
             if self._gate_optimizer is None or self._gate_optimizer.param_groups[0]["params"][0] is not gates[0]:
                 self._gate_optimizer = torch.optim.SGD(gates, lr=float(self.cfg.get("lm_gate_lr", 0.05)), momentum=0.9)
             self._gate_optimizer.step()
