@@ -28,4 +28,5 @@ bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost train
 bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
 bench student-trf-bilstm-20 training/trf-bilstm-20/model-best --distill-summary training/trf-bilstm-20/distill_summary.json
 bench student-trf-bilstm-20-brown training/trf-bilstm-20-brown/model-best --distill-summary training/trf-bilstm-20-brown/distill_summary.json
+bench student-trf-bilstm-20-brown-drop training/trf-bilstm-20-brown-drop/model-best --distill-summary training/trf-bilstm-20-brown-drop/distill_summary.json
 bench spacy-cnn training/spacy-cnn/model-best --train-cost training/spacy-cnn/train_cost.json

@@ -3,7 +3,7 @@
 # budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
-# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown spacy-cnn
+# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown trf-bilstm-20-brown-drop spacy-cnn
 # Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
 # UNLABELED: the raw text of trf-bilstm-20-brown (default: the Brown corpus, one sentence per line)
 set -euo pipefail
@@ -45,6 +45,10 @@ for stage in "$@"; do
     # (57,340 sentences; only the teacher's soft targets supervise them).
     trf-bilstm-20-brown) timed trf-bilstm-20-brown python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg \
         training/trf-bilstm-20-brown $data --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" ;;
+    # Ours: the same with the encoder's dropout (0.33) on while distilling, as d-x-drop.
+    trf-bilstm-20-brown-drop) timed trf-bilstm-20-brown-drop python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg \
+        training/trf-bilstm-20-brown-drop $data --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" \
+        --distillation.dropout 0.33 ;;
     spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac

@@ -231,3 +231,32 @@ def test_training_without_layer_selection_runs_no_backward_through_the_lm(lm_dir
     ids = torch.tensor([[2, 3, 4]])
     outputs = encoder.lm.directions(ids, torch.tensor([3]), gates=dict(encoder.gates))
     assert not outputs["fwd"].requires_grad and not outputs["bwd"].requires_grad
+
+
+def test_ldnet_profile_splits_prediction_time_and_leaves_the_model_as_it_was(lm_dir):
+    """benchmarks/ldnet_profile.py times each part of one pass and removes its hooks."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("ldnet_profile", Path(__file__).parent.parent / "benchmarks/ldnet_profile.py")
+    profile = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(profile)
+    nlp, _ = train_ner(steps=20, lm_path=lm_dir / "out/model-best")
+    docs = [nlp.make_doc(t) for t, _ in TEXTS] * 4
+    before = [[(e.text, e.label_) for e in d.ents] for d in nlp.pipe([nlp.make_doc(t) for t, _ in TEXTS])]
+    row = profile.ldnet_parts(nlp, docs, batch_size=4)
+    parts = row["parts"]
+    assert set(parts) == {"char_lstm", "language_model", "word_bilstm", "crf_head", "rest"}
+    assert all(p["seconds"] > 0 for name, p in parts.items() if name != "rest")
+    assert abs(sum(p["share"] for p in parts.values()) - 1.0) < 0.01
+    pipe = nlp.get_pipe("greenkd_ner")
+    assert parts["language_model"]["macs_per_word"] == pipe.lm_flops_per_token() > 0
+    assert row["words"] == sum(len(d) for d in docs)
+    # Hooks and wrappers are gone: the module's own methods run again, same output.
+    encoder = pipe._ldnet_module()
+    assert "_chars" not in vars(encoder) and "directions" not in vars(encoder.lm)
+    assert not encoder.lstm._forward_hooks and not encoder.lstm._forward_pre_hooks
+    after = [[(e.text, e.label_) for e in d.ents] for d in nlp.pipe([nlp.make_doc(t) for t, _ in TEXTS])]
+    assert after == before
+    spacy_row = profile.spacy_parts(nlp, docs, batch_size=4)
+    assert set(spacy_row["parts"]) == {"greenkd_ner"} and spacy_row["words_per_second"] > 0
