@@ -8,7 +8,7 @@ chunking, writing spans) - and gives each torch part its multiply-adds per token
 pipeline is timed component by component in the same run.
 
 Usage: python benchmarks/ldnet_profile.py LDNET_MODEL SPACY_MODEL TEST.spacy
-           [--batch-size 256] [--output benchmarks/results/ldnet_profile.json]
+           [--batch-size 256] [--output benchmarks/results/ldnet_profile_ner.json]
 """
 import argparse
 import datetime
@@ -136,7 +136,7 @@ def main() -> None:
     parser.add_argument("spacy_model", help="spaCy's own CPU ner pipeline, trained on the same data")
     parser.add_argument("test", help="the .spacy test set (its texts are re-tokenised by each pipeline)")
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--output", default="benchmarks/results/ldnet_profile.json")
+    parser.add_argument("--output", default="benchmarks/results/ldnet_profile_ner.json")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rows = {}

@@ -7,7 +7,9 @@
 # Usage: bash benchmarks/ldnet_study.sh TASK [KEY=VALUE ...] STAGE [STAGE ...]
 #   TASK:   ner (CoNLL-2003; dev = eng.testa, test = eng.testb)
 #           chunk (CoNLL-2000; the last 1,000 train sentences are the dev set)
-#   STAGES: convert lm nolm ldnet select prune spacy teacher student bench
+#   STAGES: convert lm nolm ldnet select prune spacy teacher student bench profile
+#   (profile: where the pruned LD-Net's prediction time goes, beside spaCy's ner;
+#   benchmarks/results/ldnet_profile_TASK.json)
 #   KEY=VALUE (or environment): DATA (default assets), LM_STEPS, LM_DEPTH, LM_HIDDEN,
 #   LM_EMBED, LM_PROJ, LM_BATCH, LM_VOCAB, LM_EVAL, LM_LIMIT (texts), STEPS (labeller training), SELECT_STEPS, SPACY_STEPS,
 #   TEACHER_STEPS, TEACHER_EVAL (default min(500, TEACHER_STEPS)), STUDENT_STEPS, TARGET_LAYERS (lambda_1).
@@ -97,6 +99,9 @@ for stage in "$@"; do
       fi
       python benchmarks/render_table.py "$results"
       python benchmarks/summarize_labeller.py --output benchmarks/results/labeller_checks.json ;;
+    profile)
+      OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/ldnet_profile.py "$runs/ldnet-pruned" "$runs/spacy-cnn/model-best" \
+        "$corpus/test.spacy" --output "benchmarks/results/ldnet_profile_$task.json" ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
 done
