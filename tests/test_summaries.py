@@ -31,6 +31,25 @@ def test_checks_follow_the_rows():
     assert checks["fastest student above spacy-cnn's LAS is > 1.5x its words/s"] is True
 
 
+def test_speeds_are_compared_only_within_one_bench_run():
+    """A row benched on another day (maybe another machine) has no speed ratio."""
+    rows = [
+        {"system": "teacher-trf", "las": 86.0, "words_per_second": 100, "date": "2026-11-24"},
+        {"system": "student-trf-a", "las": 85.0, "words_per_second": 2000, "date": "2026-11-24"},
+        {"system": "student-trf-b", "las": 85.0, "words_per_second": 2000, "date": "2026-11-23"},
+        {"system": "student-trf-c", "las": 83.0, "words_per_second": 2000, "date": "2026-11-23"},
+        {"system": "d-10", "las": 85.0, "words_per_second": 9000, "date": "2026-11-24"},
+        {"system": "spacy-cnn", "las": 84.0, "words_per_second": 1000, "date": "2026-11-23"},
+    ]
+    checks = {c["target"].split(":")[0]: c for c in summarize.check(rows)}
+    assert checks["student-trf-a"]["met"] is True and "20.0x faster" in checks["student-trf-a"]["figures"]
+    assert checks["student-trf-b"]["met"] is None and "not comparable" in checks["student-trf-b"]["figures"]
+    assert checks["student-trf-c"]["met"] is False  # 3.0 LAS below: fails whatever the speed
+    # d-10 is faster and better than spacy-cnn but benched another day: only b and c count.
+    spacy = checks["fastest student above spacy-cnn's LAS is > 1.5x its words/s"]
+    assert "student-trf-b" in spacy["figures"] and spacy["met"] is True
+
+
 def test_labeller_checks_follow_the_rows():
     labeller = _load("summarize_labeller")
     rows = [
