@@ -43,12 +43,11 @@ for stage in "$@"; do
         --components.greenkd_parser.model.tok2vec.pos_width 0 ;;
     # The same student size, distilled on EWT train + the Brown corpus as unlabeled text
     # (57,340 sentences; only the teacher's soft targets supervise them).
-    trf-bilstm-20-brown) timed trf-bilstm-20-brown python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg \
-        training/trf-bilstm-20-brown $data --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" ;;
-    # Ours: the same with the encoder's dropout (0.33) on while distilling, as d-x-drop.
-    trf-bilstm-20-brown-drop) timed trf-bilstm-20-brown-drop python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg \
-        training/trf-bilstm-20-brown-drop $data --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" \
-        --distillation.dropout 0.33 ;;
+    # trf-bilstm-20-brown-drop (ours): the same with the encoder's dropout (0.33) on while distilling, as d-x-drop.
+    trf-bilstm-20-brown|trf-bilstm-20-brown-drop)
+      drop=(); if [ "$stage" = trf-bilstm-20-brown-drop ]; then drop=(--distillation.dropout 0.33); fi
+      timed "$stage" python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "training/$stage" $data \
+        --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" "${drop[@]}" ;;
     spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
