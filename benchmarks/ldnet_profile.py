@@ -71,7 +71,9 @@ def lstm_macs(lstm: torch.nn.LSTM) -> int:
 
 
 def ldnet_parts(nlp: Language, docs: List[Doc], batch_size: int) -> Dict:
-    name, pipe = next((n, p) for n, p in nlp.pipeline if hasattr(p, "lm_flops_per_token"))
+    name, pipe = next(((n, p) for n, p in nlp.pipeline if hasattr(p, "lm_flops_per_token")), (None, None))
+    if pipe is None:
+        raise SystemExit(f"No greenkd_ner or greenkd_chunker in {nlp.pipe_names}: pass an LD-Net pipeline first.")
     tok2vec = pipe.model.layers[0]
     if not is_ldnet_encoder(tok2vec):
         raise SystemExit(f"{name} does not run on greenkd.LDNetEncoder.v1; nothing to split.")
