@@ -25,6 +25,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from greenkd_spacy.models.labeller import encoder_module, is_ldnet_encoder
+from greenkd_spacy.models.pytorch.dense_lm import lstm_step_flops
 from greenkd_spacy.models.torch_bridge import module_of
 
 
@@ -66,8 +67,8 @@ class PartTimer:
 
 
 def lstm_macs(lstm: torch.nn.LSTM) -> int:
-    """Multiply-adds of one time step of one direction: 4 gates x hidden x (input + hidden)."""
-    return 4 * lstm.hidden_size * (lstm.input_size + lstm.hidden_size)
+    """Multiply-adds of one time step of one direction, counted as the LM's are."""
+    return lstm_step_flops(lstm.input_size, lstm.hidden_size)
 
 
 def ldnet_parts(nlp: Language, docs: List[Doc], batch_size: int) -> Dict:

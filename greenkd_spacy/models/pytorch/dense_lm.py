@@ -103,13 +103,14 @@ class DenseLSTM(nn.Module):
         return [old_blocks[0]] + [old_blocks[i + 1] for i in keep]
 
     def flops_per_token(self) -> int:
-        """Multiply-adds of the recurrent layers for one token (gates and cell update
-        included, activations not): 4 * hidden * (input + hidden) per layer."""
-        total = 0
-        for i in range(self.depth):
-            n_in = self.n_in + i * self.hidden_width
-            total += 4 * self.hidden_width * (n_in + self.hidden_width) + 3 * self.hidden_width
-        return total
+        """Multiply-adds of the recurrent layers for one token (see `lstm_step_flops`)."""
+        return sum(lstm_step_flops(self.n_in + i * self.hidden_width, self.hidden_width) for i in range(self.depth))
+
+
+def lstm_step_flops(n_in: int, hidden: int) -> int:
+    """Multiply-adds of one LSTM time step in one direction, gates and cell update
+    included, activations not: 4 * hidden * (input + hidden) + 3 * hidden."""
+    return 4 * hidden * (n_in + hidden) + 3 * hidden
 
 
 def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
