@@ -29,4 +29,7 @@ bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf
 bench student-trf-bilstm-20 training/trf-bilstm-20/model-best --distill-summary training/trf-bilstm-20/distill_summary.json
 bench student-trf-bilstm-20-brown training/trf-bilstm-20-brown/model-best --distill-summary training/trf-bilstm-20-brown/distill_summary.json
 bench student-trf-bilstm-20-brown-drop training/trf-bilstm-20-brown-drop/model-best --distill-summary training/trf-bilstm-20-brown-drop/distill_summary.json
+# Ours: the same student trained on to 7,000 steps (resumed; training cost of both phases).
+bench student-trf-bilstm-20-brown-drop-long training/trf-bilstm-20-brown-drop-long/model-best \
+  --distill-summary training/trf-bilstm-20-brown-drop/distill_summary.json --distill-summary training/trf-bilstm-20-brown-drop-long/distill_summary.json
 bench spacy-cnn training/spacy-cnn/model-best --train-cost training/spacy-cnn/train_cost.json

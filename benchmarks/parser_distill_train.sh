@@ -3,8 +3,8 @@
 # budgets, one training at a time, each wrapped in scripts/timed.py so that its wall and
 # CPU time land in training/NAME/train_cost.json (read by parser_distill_ewt.sh).
 # Usage: bash benchmarks/parser_distill_train.sh STAGE [STAGE ...]
-# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown trf-bilstm-20-brown-drop spacy-cnn
-# Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL
+# Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown trf-bilstm-20-brown-drop trf-bilstm-20-brown-drop-long spacy-cnn
+# Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL LONG_STEPS
 # UNLABELED: the raw text of trf-bilstm-20-brown (default: the Brown corpus, one sentence per line)
 set -euo pipefail
 export HF_HUB_OFFLINE=1
@@ -17,6 +17,8 @@ SPACY_STEPS=${SPACY_STEPS:-6000}
 # Base-x evaluate every BASE_EVAL steps, so that (like spacy distill, which always scores
 # its last step) their last step is scored whatever STUDENT_STEPS is.
 BASE_EVAL=${BASE_EVAL:-100}
+# trf-bilstm-20-brown-drop-long continues trf-bilstm-20-brown-drop up to LONG_STEPS steps in all.
+LONG_STEPS=${LONG_STEPS:-7000}
 data="--paths.train corpus/ud_en/en_ewt-ud-train.spacy --paths.dev corpus/ud_en/en_ewt-ud-dev.spacy"
 full=training/full-goldpos-annealed/model-best
 timed() {  # name command...
@@ -48,6 +50,16 @@ for stage in "$@"; do
       drop=(); if [ "$stage" = trf-bilstm-20-brown-drop ]; then drop=(--distillation.dropout 0.33); fi
       timed "$stage" python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "training/$stage" $data \
         --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" "${drop[@]}" ;;
+    # Ours: trf-bilstm-20-brown-drop trained on to LONG_STEPS steps in all. Its output is
+    # copied and the copy resumed (spacy distill resumes from model-last: the averaged
+    # weights of the last step, with a fresh optimizer), so the first STUDENT_STEPS are
+    # not paid twice; the cost file of this stage covers the added steps only.
+    trf-bilstm-20-brown-drop-long)
+      src=training/trf-bilstm-20-brown-drop dst=training/trf-bilstm-20-brown-drop-long
+      [ -f "$src/model-last/distill_state.json" ] || { echo "run the stage trf-bilstm-20-brown-drop first ($src/model-last is missing)" >&2; exit 2; }
+      [ -d "$dst" ] || { cp -r "$src" "$dst.tmp" && rm -f "$dst.tmp/train_cost.json" && mv "$dst.tmp" "$dst"; }
+      timed "$stage" python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "$dst" $data \
+        --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$LONG_STEPS" --distillation.dropout 0.33 ;;
     spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac

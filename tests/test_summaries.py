@@ -67,3 +67,19 @@ def test_labeller_checks_follow_the_rows():
     assert checks["LM pruned by >= 80% of its FLOPs with <= 0.5 F1 lost"] is False
     assert checks["LD-Net pruned beats spaCy's CPU NER F1 at equal or better words/s"] is True
     assert all(c["met"] is None for c in labeller.check("chunk", rows))
+
+
+def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_path):
+    """`--distill-summary` repeated for a run resumed with more steps."""
+    import srsly
+
+    from greenkd_spacy.cli.bench import add_distill_cost
+
+    annotation = {"greenkd_parser": {"cpu_seconds": 700.0}}
+    srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": {"cpu_seconds": 3000.0, "steps": 3000}})
+    srsly.write_json(tmp_path / "b.json", {"annotation": annotation, "training": {"cpu_seconds": 4000.0, "steps": 7000}})
+    one = add_distill_cost({}, [tmp_path / "a.json"])
+    assert (one["train_cpu_seconds"], one["teacher_annotation_cpu_seconds"]) == (3000.0, 700.0)
+    both = add_distill_cost({}, [tmp_path / "a.json", tmp_path / "b.json"])
+    assert (both["train_cpu_seconds"], both["teacher_annotation_cpu_seconds"]) == (7000.0, 700.0)
+    assert len(both["distillation_cost"]["training"]) == 2

@@ -46,6 +46,11 @@ def test_transformer_teacher_trains_and_teaches(tmp_path):
     assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
     doc = student("I like green eggs .")
     assert all(t.dep_ for t in doc)
+    # Loaded again (spacy-transformers goes through a new temporary directory on every
+    # load, and its bytes name it), the same teacher finds the cache of the first run.
+    student_config["distillation"]["max_steps"] = 1
+    _, summary = distill(spacy.load(tmp_path / "teacher"), student_config, tmp_path / "again")
+    assert summary["annotation"]["greenkd_parser"].get("reused") is True
 
 
 def test_transformer_ner_teacher_saves_and_loads(tmp_path):

@@ -39,8 +39,8 @@ def bench_parser_cli(
     gold_preproc: bool = typer.Option(True, "--gold-preproc/--no-gold-preproc", help="One doc per gold sentence"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
-    distill_summary: Optional[Path] = typer.Option(
-        None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row"
+    distill_summary: Optional[List[Path]] = typer.Option(
+        None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row; repeat it for a run resumed with more steps (training summed, the teacher pass counted once)"
     ),
     train_cost: Optional[List[Path]] = typer.Option(
         None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed)"
@@ -57,22 +57,36 @@ def bench_parser_cli(
     row = {"system": system}
     row.update(bench_parser(nlp, examples, batch_size=batch_size, repeats=repeats))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    if distill_summary is not None and distill_summary.exists():
-        summary = srsly.read_json(distill_summary)
-        row["distillation_cost"] = {
-            "annotation": summary.get("annotation"),
-            "training": summary.get("training"),
-        }
-        # One annotation entry per distilled component.
-        row["teacher_annotation_cpu_seconds"] = sum(
-            (info or {}).get("cpu_seconds", 0.0) for info in (summary.get("annotation") or {}).values()
-        )
-        row["train_cpu_seconds"] = (summary.get("training") or {}).get("cpu_seconds")
+    add_distill_cost(row, distill_summary)
     add_train_cost(row, train_cost)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, list)})
     if output is not None:
         write_row(output, row)
+
+
+def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) -> dict:
+    """Copy the teacher-annotation and training cost of a `spacy distill` run.
+
+    Several summaries are the phases of one run resumed with a larger step budget: their
+    training seconds are summed, while the teacher pass is counted once (the first
+    phase's), because every phase trains on the same cached teacher targets.
+    """
+    paths = [summaries] if isinstance(summaries, Path) else list(summaries or [])
+    phases = [srsly.read_json(path) for path in paths if path.exists()]
+    if not phases:
+        return row
+    trainings = [phase.get("training") or {} for phase in phases]
+    annotation = phases[0].get("annotation") or {}
+    if len(phases) == 1:
+        row["distillation_cost"] = {"annotation": annotation, "training": trainings[0]}
+    else:
+        row["distillation_cost"] = {"annotation": annotation, "training": trainings, "phases": [str(p) for p in paths]}
+    # One annotation entry per distilled component.
+    row["teacher_annotation_cpu_seconds"] = sum((info or {}).get("cpu_seconds", 0.0) for info in annotation.values())
+    cpu = [training.get("cpu_seconds") for training in trainings]
+    row["train_cpu_seconds"] = sum(cpu) if None not in cpu else None
+    return row
 
 
 def stamp(row: dict, model: object, data: Path) -> dict:

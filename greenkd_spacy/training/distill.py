@@ -98,8 +98,7 @@ def teacher_fingerprint(
     number of examples, counted on the way (so the teacher pass can show an ETA)."""
     fingerprint = Fingerprint().update(settings)
     for name, proc in teacher.pipeline:
-        if hasattr(proc, "to_bytes"):
-            fingerprint.update(name, proc.to_bytes(exclude=["vocab"]))
+        fingerprint.update_pipe(name, proc)
         if name == teacher_name:
             break
     n_examples = 0

@@ -21,7 +21,9 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
+import torch
 from spacy.tokens import Doc
+from thinc.api import Model
 
 from ..atomic import atomic_write_bytes
 from ..types import ParserTargets, Segment
@@ -48,8 +50,51 @@ class Fingerprint:
             self._hash.update(data)
         return self
 
+    def update_pipe(self, name: str, proc: object) -> "Fingerprint":
+        """Add a pipeline component by what decides its outputs: its weights.
+
+        Not ``proc.to_bytes()``: spacy-transformers writes the Hugging Face config into
+        those bytes with ``_name_or_path`` set to the temporary directory the model was
+        loaded through, so the same teacher hashed in two processes gave two keys and
+        its cache was never found again. Here every thinc node adds its name, dims and
+        parameters, every PyTorch shim its state dict, and the component its JSON-able
+        settings (``cfg``); components without a thinc model fall back to their bytes.
+        """
+        model = getattr(proc, "model", None)
+        if not isinstance(model, Model):
+            if hasattr(proc, "to_bytes"):
+                self.update(name, proc.to_bytes(exclude=["vocab"]))
+            return self
+        cfg = getattr(proc, "cfg", None) or {}
+        self.update(name, {key: value for key, value in sorted(cfg.items()) if _is_json(value)})
+        for node in model.walk():
+            dims = {dim: node.maybe_get_dim(dim) for dim in node.dim_names}
+            self.update(node.name, dims)
+            for param in node.param_names:
+                if node.has_param(param):
+                    array = node.ops.to_numpy(node.get_param(param))
+                    self.update(param, str(array.dtype), list(array.shape), numpy.ascontiguousarray(array).tobytes())
+            for shim in node.shims:
+                module = getattr(shim, "_model", None)
+                state_dict = getattr(module, "state_dict", None)
+                if state_dict is None:
+                    self.update(shim.to_bytes())
+                    continue
+                for key, tensor in state_dict().items():
+                    flat = tensor.detach().cpu().contiguous().reshape(-1)
+                    self.update(key, str(tensor.dtype), list(tensor.shape), flat.view(torch.uint8).numpy().tobytes())
+        return self
+
     def hexdigest(self) -> str:
         return self._hash.hexdigest()
+
+
+def _is_json(value: object) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 class TeacherCache:
