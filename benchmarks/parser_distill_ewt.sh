@@ -24,6 +24,16 @@ for x in 10 20 40 60 80; do
     bench d-$x-drop training/d-$x-drop/model-best --gold-pos --distill-summary training/d-$x-drop/distill_summary.json
   fi
 done
+# Base-x and D-x(-drop) trained for a second step budget (SUFFIX=-1k STUDENT_STEPS=1000
+# bash benchmarks/parser_distill_train.sh ...), where on disk.
+for dir in training/base-*-1k training/d-*-1k; do
+  [ -d "$dir" ] || continue
+  name=${dir#training/}
+  case $name in
+    base-*) bench "$name" "$dir/model-best" --gold-pos --train-cost "$dir/train_cost.json" ;;
+    *) bench "$name" "$dir/model-best" --gold-pos --distill-summary "$dir/distill_summary.json" ;;
+  esac
+done
 bench teacher-trf training/teacher-trf/model-best --repeats 1 --train-cost training/teacher-trf/train_cost.json
 bench student-trf-cnn training/trf-cnn/model-best --distill-summary training/trf-cnn/distill_summary.json
 bench student-trf-bilstm-20 training/trf-bilstm-20/model-best --distill-summary training/trf-bilstm-20/distill_summary.json

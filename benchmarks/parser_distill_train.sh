@@ -6,6 +6,9 @@
 # Stages: full anneal base-10 base-20 base-40 base-60 base-80 d-10 d-20 d-40 d-60 d-80 d-X-drop teacher-trf trf-cnn trf-bilstm-20 trf-bilstm-20-brown trf-bilstm-20-brown-drop trf-bilstm-20-brown-drop-long spacy-cnn
 # Budgets (environment): FULL_STEPS ANNEAL_STEPS STUDENT_STEPS TEACHER_STEPS CNN_STEPS SPACY_STEPS BASE_EVAL LONG_STEPS
 # UNLABELED: the raw text of trf-bilstm-20-brown (default: the Brown corpus, one sentence per line)
+# SUFFIX: appended to the output directory of base-x and d-x(-drop), e.g.
+#   SUFFIX=-1k STUDENT_STEPS=1000 bash benchmarks/parser_distill_train.sh base-80 d-80-drop
+# trains training/base-80-1k and training/d-80-drop-1k beside the default budget's models.
 set -euo pipefail
 export HF_HUB_OFFLINE=1
 FULL_STEPS=${FULL_STEPS:-3000}
@@ -17,6 +20,7 @@ SPACY_STEPS=${SPACY_STEPS:-6000}
 # Base-x evaluate every BASE_EVAL steps, so that (like spacy distill, which always scores
 # its last step) their last step is scored whatever STUDENT_STEPS is.
 BASE_EVAL=${BASE_EVAL:-100}
+SUFFIX=${SUFFIX:-}
 # trf-bilstm-20-brown-drop-long continues trf-bilstm-20-brown-drop up to LONG_STEPS steps in all.
 LONG_STEPS=${LONG_STEPS:-7000}
 data="--paths.train corpus/ud_en/en_ewt-ud-train.spacy --paths.dev corpus/ud_en/en_ewt-ud-dev.spacy"
@@ -31,12 +35,12 @@ for stage in "$@"; do
   case $stage in
     full) timed full-goldpos python -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
     anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
-    base-*) timed "$stage" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
+    base-*) timed "$stage$SUFFIX" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage$SUFFIX" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
     # Ours, not the paper's: the same distillation with the encoder's dropout (0.33) on,
     # as Base-x trains (the paper distils without dropout).
-    d-*-drop) x=${stage#d-}; x=${x%-drop}; timed "$stage" python -m spacy distill "$full" "configs/parser_student_${x}.cfg" "training/$stage" $data \
+    d-*-drop) x=${stage#d-}; x=${x%-drop}; timed "$stage$SUFFIX" python -m spacy distill "$full" "configs/parser_student_${x}.cfg" "training/$stage$SUFFIX" $data \
         --distillation.max_steps "$STUDENT_STEPS" --distillation.dropout 0.33 ;;
-    d-*) timed "$stage" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage" $data --distillation.max_steps "$STUDENT_STEPS" ;;
+    d-*) timed "$stage$SUFFIX" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage$SUFFIX" $data --distillation.max_steps "$STUDENT_STEPS" ;;
     teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
     trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
     # The 20 % BiLSTM student of the transformer teacher, on words only (the teacher sees no POS).

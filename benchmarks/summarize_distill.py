@@ -13,7 +13,10 @@ Usage: python benchmarks/summarize_distill.py [RESULTS.json] [--output CHECKS.js
 """
 import argparse
 import json
+import re
 from typing import Dict, List, Optional
+
+BASE_RE = re.compile(r"^base-(\d+)(-.+)?$")
 
 
 def same_run(a: Dict, b: Dict) -> bool:
@@ -32,13 +35,18 @@ def check(rows: List[Dict]) -> List[Dict]:
     def add(target: str, met: Optional[bool], figures: str) -> None:
         checks.append({"target": target, "met": met, "figures": figures})
 
-    for x in (10, 20, 40, 60, 80):
-        d, b = by.get(f"d-{x}"), by.get(f"base-{x}")
-        if d and b:
-            add(f"D-{x} beats Base-{x} (LAS)", d["las"] > b["las"], f"D-{x} {d['las']:.2f} vs Base-{x} {b['las']:.2f}")
-        drop = by.get(f"d-{x}-drop")
-        if drop and b:  # ours: distilled with dropout (not a target of the issue, reported beside it)
-            add(f"D-{x} with dropout beats Base-{x} (LAS; ours)", drop["las"] > b["las"], f"D-{x}-drop {drop['las']:.2f} vs Base-{x} {b['las']:.2f}")
+    # base-X pairs with d-X and d-X-drop; base-X-SUFFIX (a second step budget, e.g.
+    # "-1k") pairs only with d-X-SUFFIX and d-X-drop-SUFFIX, so that every comparison is
+    # between two models trained for the same number of steps.
+    for suffix in [""] + sorted({m.group(2) for m in map(BASE_RE.match, by) if m and m.group(2)}):
+        budget = f", {suffix.lstrip('-')} steps" if suffix else ""
+        for x in (10, 20, 40, 60, 80):
+            b = by.get(f"base-{x}{suffix}")
+            d, drop = by.get(f"d-{x}{suffix}"), by.get(f"d-{x}-drop{suffix}")
+            if d and b:
+                add(f"D-{x} beats Base-{x} (LAS{budget})", d["las"] > b["las"], f"D-{x} {d['las']:.2f} vs Base-{x} {b['las']:.2f}")
+            if drop and b:  # ours: distilled with dropout (not a target of the issue, reported beside it)
+                add(f"D-{x} with dropout beats Base-{x} (LAS; ours{budget})", drop["las"] > b["las"], f"D-{x}-drop {drop['las']:.2f} vs Base-{x} {b['las']:.2f}")
     full, d20 = by.get("full"), by.get("d-20")
     if full and d20:
         gap = full["las"] - d20["las"]

@@ -83,3 +83,16 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     both = add_distill_cost({}, [tmp_path / "a.json", tmp_path / "b.json"])
     assert (both["train_cpu_seconds"], both["teacher_annotation_cpu_seconds"]) == (7000.0, 700.0)
     assert len(both["distillation_cost"]["training"]) == 2
+
+
+def test_a_second_step_budget_is_compared_only_with_itself():
+    rows = [
+        {"system": "base-80", "las": 86.0, "words_per_second": 1},
+        {"system": "d-80-drop", "las": 85.9, "words_per_second": 1},
+        {"system": "base-80-1k", "las": 86.5, "words_per_second": 1},
+        {"system": "d-80-drop-1k", "las": 86.6, "words_per_second": 1},
+    ]
+    checks = {c["target"]: c for c in summarize.check(rows)}
+    assert checks["D-80 with dropout beats Base-80 (LAS; ours)"]["met"] is False
+    budget = checks["D-80 with dropout beats Base-80 (LAS; ours, 1k steps)"]
+    assert budget["met"] is True and budget["figures"] == "D-80-drop 86.60 vs Base-80 86.50"
