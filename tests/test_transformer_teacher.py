@@ -19,39 +19,53 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_transformer_teacher_trains_and_teaches(tmp_path):
+def _trained_teacher(config_path: str, tmp_path, train_steps: int):
+    """Build a teacher from its config (initialize loads MiniLM's weights and word
+    pieces), train it `train_steps` steps on two sentences and save it, with those
+    sentences as the student's corpus, under tmp_path. Returns it and its losses."""
     fix_random_seed(0)
-    config = spacy.util.load_config("configs/parser_trf_teacher.cfg")
-    nlp = spacy.util.load_model_from_config(config, auto_fill=True)
+    config = spacy.util.load_config(config_path)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     examples = make_examples(nlp, copy_pos=False)
     optimizer = nlp.initialize(lambda: examples)
     # A constant rate a fine-tuned transformer tolerates (1e-3 can diverge on two sentences).
     optimizer.learn_rate = 2e-4
     history = []
-    for _ in range(25):
+    for _ in range(train_steps):
         losses = {}
         nlp.update(examples, sgd=optimizer, losses=losses)
         history.append(losses["greenkd_parser"])
-    assert sum(history[-5:]) / 5 < history[0]
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    return nlp, history
+
+
+def _distil_from_saved_teacher(tmp_path, max_steps: int):
+    """Distil the BiLSTM student from the teacher saved by `_trained_teacher`; then load
+    the teacher again (spacy-transformers goes through a new temporary directory on
+    every load, and its bytes name it) and check it finds the first run's cache."""
     teacher = spacy.load(tmp_path / "teacher")
     student_config = Config().from_str(STUDENT_CONFIG, interpolate=False)
     student_config["paths"]["train"] = str(tmp_path / "train.spacy")
     student_config["paths"]["dev"] = str(tmp_path / "train.spacy")
     student_config["distillation"]["cache_dir"] = str(tmp_path / "cache")
-    student_config["distillation"]["max_steps"] = 20
+    student_config["distillation"]["max_steps"] = max_steps
     student_config["corpora"]["train"]["gold_pos"] = False
     student, summary = distill(teacher, student_config, tmp_path / "student")
-    assert summary["training"]["steps"] == 20
+    assert summary["training"]["steps"] == max_steps
     assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
-    doc = student("I like green eggs .")
-    assert all(t.dep_ for t in doc)
-    # Loaded again (spacy-transformers goes through a new temporary directory on every
-    # load, and its bytes name it), the same teacher finds the cache of the first run.
     student_config["distillation"]["max_steps"] = 1
     _, summary = distill(spacy.load(tmp_path / "teacher"), student_config, tmp_path / "again")
     assert summary["annotation"]["greenkd_parser"].get("reused") is True
+    return teacher, student
+
+
+def test_transformer_teacher_trains_and_teaches(tmp_path):
+    _, history = _trained_teacher("configs/parser_trf_teacher.cfg", tmp_path, train_steps=25)
+    assert sum(history[-5:]) / 5 < history[0]
+    _, student = _distil_from_saved_teacher(tmp_path, max_steps=20)
+    doc = student("I like green eggs .")
+    assert all(t.dep_ for t in doc)
 
 
 def test_transformer_ner_teacher_saves_and_loads(tmp_path):
@@ -79,45 +93,16 @@ needs_curated = pytest.mark.skipif(
 )
 
 
-def _curated_teacher(tmp_path, train_steps: int):
-    fix_random_seed(0)
-    config = spacy.util.load_config("configs/parser_curated_teacher.cfg")
-    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
-    assert nlp.get_pipe("transformer").__class__.__name__ == "CuratedTransformer"
-    examples = make_examples(nlp, copy_pos=False)
-    optimizer = nlp.initialize(lambda: examples)  # MiniLM weights and word pieces
-    optimizer.learn_rate = 2e-4
-    history = []
-    for _ in range(train_steps):
-        losses = {}
-        nlp.update(examples, sgd=optimizer, losses=losses)
-        history.append(losses["greenkd_parser"])
-    nlp.to_disk(tmp_path / "teacher")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
-    return nlp, history
-
-
 @needs_curated
 def test_curated_transformer_teacher_teaches(tmp_path):
     """spacy-curated-transformers' `curated_transformer` (en_core_web_trf's encoder) as the
     teacher's encoder: the saved teacher loads and parses as before, a BiLSTM student
     distils from it, and the teacher loaded again finds its cache."""
-    nlp, _ = _curated_teacher(tmp_path, train_steps=0)
-    teacher = spacy.load(tmp_path / "teacher")
+    nlp, _ = _trained_teacher("configs/parser_curated_teacher.cfg", tmp_path, train_steps=0)
+    assert nlp.get_pipe("transformer").__class__.__name__ == "CuratedTransformer"
+    teacher, _ = _distil_from_saved_teacher(tmp_path, max_steps=10)
     text = "I like green eggs ."
     assert [t.head.i for t in teacher(text)] == [t.head.i for t in nlp(text)]
-    student_config = Config().from_str(STUDENT_CONFIG, interpolate=False)
-    student_config["paths"]["train"] = str(tmp_path / "train.spacy")
-    student_config["paths"]["dev"] = str(tmp_path / "train.spacy")
-    student_config["distillation"]["cache_dir"] = str(tmp_path / "cache")
-    student_config["distillation"]["max_steps"] = 10
-    student_config["corpora"]["train"]["gold_pos"] = False
-    student, summary = distill(teacher, student_config, tmp_path / "student")
-    assert summary["training"]["steps"] == 10
-    assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
-    student_config["distillation"]["max_steps"] = 1
-    _, summary = distill(spacy.load(tmp_path / "teacher"), student_config, tmp_path / "again")
-    assert summary["annotation"]["greenkd_parser"].get("reused") is True
 
 
 @needs_curated
@@ -127,5 +112,6 @@ def test_curated_transformer_teacher_teaches(tmp_path):
     "array in CuratedTransformer.update, an error since NumPy 2.4: train with numpy<2.4",
 )
 def test_curated_transformer_teacher_trains(tmp_path):
-    _, history = _curated_teacher(tmp_path, train_steps=25)
+    nlp, history = _trained_teacher("configs/parser_curated_teacher.cfg", tmp_path, train_steps=25)
+    assert nlp.get_pipe("transformer").__class__.__name__ == "CuratedTransformer"
     assert sum(history[-5:]) / 5 < history[0]
