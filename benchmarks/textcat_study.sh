@@ -9,7 +9,8 @@
 #   STAGES: convert transfer teacher scratch kd kd-ft bow prune bench
 #   KEY=VALUE (or environment): DATA (datasets in the layout of ../shared/data, default
 #   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS, FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
-#   (unlabeled docs the teacher labels for KD).
+#   (unlabeled docs the teacher labels for KD), IMDB_SENTENCES (sst2: IMDB unsup sentences
+#   in the transfer set).
 set -euo pipefail
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: textcat_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
@@ -23,8 +24,10 @@ BOW_STEPS=${BOW_STEPS:-2000}
 case $task in
   # Model selection on a held-out 5 % of GLUE train; the GLUE dev set is the test set.
   sst2) fmt=sst2; train_file=$DATA/sst2/train.tsv; eval_file=$DATA/sst2/dev.tsv; heldout=0.05
-        # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets).
-        unlabeled=$DATA/unlabeled/movie_reviews_polarity2.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-30000} ;;
+        # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets):
+        # the Pang & Lee reviews + IMDB's unlabeled reviews cut into sentences (transfer stage).
+        unlabeled=corpus/sst2/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}
+        IMDB_SENTENCES=${IMDB_SENTENCES:-200000} ;;
   # The paper distils TREC on 65M PAQ questions, which are not available offline; the
   # transfer set is 8 variants of each training question (greenkd-augment-text, Tang et
   # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
@@ -62,10 +65,12 @@ for stage in "$@"; do
         { zcat "$corpus/augmented.txt.gz"
           zcat "$DATA/unlabeled/brown_untagged.txt.gz" "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" | grep -E '\?[[:space:]]*$' || true
         } | gzip -n > "$corpus/transfer.txt.gz"
-        echo "transfer set: $(zcat "$corpus/transfer.txt.gz" | wc -l) texts in $corpus/transfer.txt.gz"
       else
-        echo "$task distils on $unlabeled directly (no transfer stage needed)"
-      fi ;;
+        python -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_sentences.txt.gz" \
+          --limit "$IMDB_SENTENCES" --max-words 60
+        zcat "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" "$corpus/imdb_unsup_sentences.txt.gz" | gzip -n > "$corpus/transfer.txt.gz"
+      fi
+      echo "transfer set: $(zcat "$corpus/transfer.txt.gz" | wc -l) texts in $corpus/transfer.txt.gz" ;;
     teacher) timed teacher-trf python -m spacy train configs/textcat_trf_teacher.cfg --output "$runs/teacher-trf" $data \
         --training.max_steps "$TEACHER_STEPS" ;;
     scratch) timed dan-scratch python -m spacy train configs/textcat_dan.cfg --output "$runs/dan-scratch" $data \

@@ -11,19 +11,25 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from contextlib import contextmanager
+from typing import Any, BinaryIO, Callable, Iterator
 
 import srsly
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write to a temporary file in the same directory, then rename over ``path``."""
+@contextmanager
+def atomic_open(path: Path) -> Iterator[BinaryIO]:
+    """A binary file that appears at ``path`` only when the block ends without error.
+
+    For output too large to build in memory first (a transfer set of millions of
+    sentences): written to a temporary file in the same directory, renamed at the end.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as file_:
-            file_.write(data)
+            yield file_
             file_.flush()
             os.fsync(file_.fileno())
         os.replace(tmp, path)
@@ -31,6 +37,12 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write to a temporary file in the same directory, then rename over ``path``."""
+    with atomic_open(path) as file_:
+        file_.write(data)
 
 
 def atomic_write_json(path: Path, data: Any, indent: int = 2) -> None:

@@ -187,6 +187,46 @@ def test_augmented_transfer_set(tmp_path):
     assert 6 <= len(lines) <= 18 and all(line.strip() for line in lines)
 
 
+def test_split_text_writes_tokenised_sentences(tmp_path):
+    """IMDB-style JSONL reviews become one lowercased, tokenised sentence a line: markup
+    gone, too short and too long sentences dropped, --limit respected."""
+    import gzip
+    import json
+    import subprocess
+    import sys
+
+    from greenkd_spacy.training.sentences import iter_sentences
+
+    reviews = [
+        "I didn't like it.<br /><br />The Plot was thin, the acting worse. Ok.",
+        "Great fun! " + "very " * 80 + "long.",
+    ]
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    assert list(iter_sentences(nlp, reviews)) == [
+        "i did n't like it .", "the plot was thin , the acting worse .", "great fun !"
+    ]
+    assert list(iter_sentences(nlp, reviews, lowercase=False, min_words=1))[2] == "Ok ."
+    with pytest.raises(ValueError, match="min_words"):
+        list(iter_sentences(nlp, reviews, min_words=5, max_words=2))
+    source = tmp_path / "unsup.jsonl.gz"
+    with gzip.open(source, "wt", encoding="utf8") as file_:
+        file_.writelines(json.dumps({"id": i, "text": text}) + "\n" for i, text in enumerate(reviews))
+    out = tmp_path / "sentences.txt.gz"
+    args = [sys.executable, "-m", "spacy", "greenkd-split-text", str(source), str(out)]
+    result = subprocess.run(args + ["--limit", "2"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert gzip.open(out, "rt", encoding="utf8").read().splitlines() == [
+        "i did n't like it .", "the plot was thin , the acting worse ."
+    ]
+    assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"text": "fine."}\n{"body": "no text field"}\n', encoding="utf8")
+    result = subprocess.run(args[:4] + [str(bad), str(tmp_path / "bad.txt")], capture_output=True, text=True)
+    assert result.returncode == 1 and "line 2" in result.stdout + result.stderr
+    assert not (tmp_path / "bad.txt").exists()
+
+
 def test_bench_textcat_scores_each_text_once_and_times_enough_docs():
     from greenkd_spacy.bench import bench_textcat
 

@@ -84,3 +84,46 @@ def test_study_script_converts_a_task(tmp_path):
     assert set(train[0].cats) == {"HUM", "LOC", "NUM"}
     bad = subprocess.run(["bash", str(REPO / "benchmarks/textcat_study.sh"), "imdb", "convert"], capture_output=True, text=True)
     assert bad.returncode == 2 and "unknown task" in bad.stderr
+
+
+def test_imdb_archive_converts_to_the_mirror_layout(tmp_path):
+    """scripts/imdb_to_jsonl.py turns aclImdb_v1.tar.gz into our mirror's JSONL files
+    (order: split, label, review number), which the SST-2 transfer stage reads."""
+    import gzip
+    import io
+    import json
+    import tarfile
+
+    members = {
+        "aclImdb/train/pos/10_9.txt": "Loved it.<br />Really.",
+        "aclImdb/train/pos/2_8.txt": "Good.",
+        "aclImdb/train/neg/0_3.txt": "Bad \u00e9t\u00e9.",
+        "aclImdb/train/unsup/1_0.txt": "Second unsup.",
+        "aclImdb/train/unsup/0_0.txt": "First unsup.",
+        "aclImdb/test/neg/0_1.txt": "Awful.",
+        "aclImdb/README": "not a review",
+    }
+    archive = tmp_path / "aclImdb_v1.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, text in members.items():
+            data = text.encode("utf8")
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    out = tmp_path / "imdb"
+    result = subprocess.run([sys.executable, str(REPO / "scripts/imdb_to_jsonl.py"), str(archive), str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+    def read(name):
+        return [json.loads(line) for line in gzip.open(out / f"{name}.jsonl.gz", "rt", encoding="utf8")]
+
+    assert [r["id"] for r in read("train")] == ["train/neg/0_3", "train/pos/2_8", "train/pos/10_9"]
+    assert read("train")[0] == {"id": "train/neg/0_3", "label": "neg", "rating": 3, "text": "Bad \u00e9t\u00e9."}
+    assert [(r["id"], r["label"]) for r in read("unsup")] == [("train/unsup/0_0", None), ("train/unsup/1_0", None)]
+    assert [r["text"] for r in read("test")] == ["Awful."]
+    empty = tmp_path / "empty.tar.gz"
+    tarfile.open(empty, "w:gz").close()
+    result = subprocess.run([sys.executable, str(REPO / "scripts/imdb_to_jsonl.py"), str(empty), str(out)],
+                            capture_output=True, text=True)
+    assert result.returncode != 0 and "aclImdb_v1.tar.gz" in result.stderr

@@ -1,7 +1,9 @@
-"""Text classification commands: convert labeled data, make a transfer set, prune a DAN,
+"""Text classification commands: convert labeled data, make a transfer set (variants of
+the training texts, or sentences of long documents), prune a DAN,
 benchmark a classifier.
 
-`spacy greenkd-convert-textcat`, `spacy greenkd-augment-text`, `spacy greenkd-prune-textcat`,
+`spacy greenkd-convert-textcat`, `spacy greenkd-augment-text`, `spacy greenkd-split-text`,
+`spacy greenkd-prune-textcat`,
 `spacy greenkd-bench-textcat` (also `python -m greenkd_spacy convert-textcat` etc.).
 """
 import gzip
@@ -17,7 +19,8 @@ from wasabi import msg
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
-from ..atomic import atomic_write_bytes
+from ..training.sentences import iter_sentences
+from ..atomic import atomic_open, atomic_write_bytes
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
 from .bench import add_train_cost, stamp, write_row
@@ -100,6 +103,48 @@ def augment_text_cli(
     # mtime=0: the same seed gives the same bytes, compressed or not.
     atomic_write_bytes(output_path, gzip.compress(data, mtime=0) if output_path.suffix == ".gz" else data)
     msg.good(f"Wrote {len(lines):,} variants of {len(texts):,} texts to {output_path}")
+
+
+@command("split-text")
+def split_text_cli(
+    input_path: Path = typer.Argument(..., help="Unlabeled documents: plain text or JSONL (.gz), or a directory of them", exists=True),
+    output_path: Path = typer.Argument(..., help="Text file to write, one sentence per line (gzipped if it ends in .gz)"),
+    limit: int = typer.Option(0, "--limit", "-n", help="Stop after this many sentences (0: all)"),
+    min_words: int = typer.Option(3, "--min-words", help="Drop sentences with fewer tokens"),
+    max_words: int = typer.Option(60, "--max-words", help="Drop sentences with more tokens"),
+    keep_case: bool = typer.Option(False, "--keep-case", help="Keep the original casing (default: lowercase, like GLUE SST-2)"),
+    text_key: str = typer.Option("text", "--text-key", help="JSONL field holding the text"),
+    lang: str = typer.Option("en", "--lang", help="Language of the tokenizer and sentencizer"),
+) -> None:
+    """Cut long unlabeled documents into tokenised sentences for a sentence-level transfer set.
+
+    SST-2 students distil best on sentences like SST-2's; IMDB's unlabeled reviews are
+    whole reviews with HTML breaks. Markup is stripped, spaCy's rule-based sentencizer
+    splits, tokens are joined by spaces. Streamed: any input size, written atomically.
+    Pass the output as `--paths.unlabeled` of `spacy distill`.
+    """
+    nlp = spacy.blank(lang)
+    nlp.add_pipe("sentencizer")
+    gz = output_path.suffix == ".gz"
+    written = 0
+    try:
+        with atomic_open(output_path) as raw:
+            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+            sentences = iter_sentences(
+                nlp, iter_texts(input_path, text_key=text_key), lowercase=not keep_case, min_words=min_words, max_words=max_words
+            )
+            for sentence in sentences:
+                out.write((sentence + "\n").encode("utf8"))
+                written += 1
+                if written % 100_000 == 0:
+                    msg.text(f"{written:,} sentences")
+                if limit and written >= limit:
+                    break
+            if gz:
+                out.close()
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
+    msg.good(f"Wrote {written:,} sentences to {output_path}")
 
 
 @command("prune-textcat")
