@@ -8,7 +8,7 @@
 #   TASK:   sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
 #   STAGES: convert transfer teacher scratch kd kd-ft bow prune bench
 #   KEY=VALUE (or environment): DATA (datasets in the layout of ../shared/data, default
-#   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS, FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
+#   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS (default: sst2 4000, trec 3000), FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
 #   (unlabeled docs the teacher labels for KD), IMDB_SENTENCES (sst2: IMDB unsup sentences
 #   in the transfer set).
 set -euo pipefail
@@ -18,7 +18,6 @@ while [ $# -gt 0 ] && [[ $1 == *=* ]]; do export "${1?}"; shift; done
 DATA=${DATA:-assets}
 TEACHER_STEPS=${TEACHER_STEPS:-2000}
 DAN_STEPS=${DAN_STEPS:-2000}
-KD_STEPS=${KD_STEPS:-3000}
 FT_STEPS=${FT_STEPS:-1000}
 BOW_STEPS=${BOW_STEPS:-2000}
 case $task in
@@ -27,12 +26,12 @@ case $task in
         # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets):
         # the Pang & Lee reviews + IMDB's unlabeled reviews cut into sentences (transfer stage).
         unlabeled=corpus/sst2/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}
-        IMDB_SENTENCES=${IMDB_SENTENCES:-200000} ;;
+        IMDB_SENTENCES=${IMDB_SENTENCES:-200000}; KD_STEPS=${KD_STEPS:-4000} ;;
   # The paper distils TREC on 65M PAQ questions, which are not available offline; the
   # transfer set is 8 variants of each training question (greenkd-augment-text, Tang et
   # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
   trec) fmt=trec; train_file=$DATA/trec/train_5500.label; eval_file=$DATA/trec/TREC_10.label; heldout=0.1
-        unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0} ;;
+        unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}; KD_STEPS=${KD_STEPS:-3000} ;;
   *) echo "unknown task $task (sst2 | trec)" >&2; exit 2 ;;
 esac
 corpus=corpus/$task
