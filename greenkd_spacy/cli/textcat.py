@@ -118,8 +118,8 @@ def split_text_cli(
 ) -> None:
     """Cut long unlabeled documents into tokenised sentences for a sentence-level transfer set.
 
-    SST-2 students distil best on sentences like SST-2's; IMDB's unlabeled reviews are
-    whole reviews with HTML breaks. Markup is stripped, spaCy's rule-based sentencizer
+    A sentence task (SST-2) is distilled on sentences like its own, and review text in
+    quantity (IMDB's unlabeled reviews) comes as whole reviews with HTML breaks. Markup is stripped, spaCy's rule-based sentencizer
     splits, tokens are joined by spaces. Streamed: any input size, written atomically.
     Pass the output as `--paths.unlabeled` of `spacy distill`.
     """

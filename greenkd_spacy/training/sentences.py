@@ -1,11 +1,11 @@
 """Sentence-level transfer text from long unlabeled documents.
 
-A student is distilled on the kind of text it will classify. SST-2 is single sentences,
-lowercased and tokenised; review-domain unlabeled text in quantity (IMDB's 50,000
-unlabeled reviews) comes as whole reviews with HTML line breaks. Labelling whole
-reviews would cost the teacher ~10x per text and give the DAN averages over hundreds of
-words, so the reviews are cut into sentences and written the way the task's texts look
-(the paper's SST-2 transfer set is sentences of Amazon/IMDB reviews, section 3.1).
+The transfer set should look like the texts the student will classify (the paper pairs
+each task with an in-domain corpus, section 3.1: 75M Amazon reviews for SST-2). SST-2 is
+single sentences, lowercased and tokenised; the review-domain text available offline in
+quantity (IMDB's 50,000 unlabeled reviews) comes as whole reviews with HTML line breaks.
+A whole review costs the teacher ~10x a sentence and gives the DAN a mean over hundreds
+of words, so the reviews are cut into sentences and written the way SST-2 is.
 """
 import re
 from typing import Iterable, Iterator
