@@ -10,7 +10,7 @@
 #   KEY=VALUE (or environment): DATA (datasets in the layout of ../shared/data, default
 #   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS (default: sst2 4000, trec 3000), FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
 #   (unlabeled docs the teacher labels for KD), IMDB_SENTENCES (sst2: IMDB unsup sentences
-#   in the transfer set).
+#   in the transfer set), AUG_VARIANTS (trec: augmented variants per training question).
 set -euo pipefail
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: textcat_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
@@ -31,7 +31,8 @@ case $task in
   # transfer set is 8 variants of each training question (greenkd-augment-text, Tang et
   # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
   trec) fmt=trec; train_file=$DATA/trec/train_5500.label; eval_file=$DATA/trec/TREC_10.label; heldout=0.1
-        unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}; KD_STEPS=${KD_STEPS:-3000} ;;
+        unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}; KD_STEPS=${KD_STEPS:-3000}
+        AUG_VARIANTS=${AUG_VARIANTS:-8} ;;
   *) echo "unknown task $task (sst2 | trec)" >&2; exit 2 ;;
 esac
 corpus=corpus/$task
@@ -60,7 +61,7 @@ for stage in "$@"; do
       python -m spacy greenkd-convert-textcat "$eval_file" "$corpus/eval.spacy" -f "$fmt" ;;
     transfer)
       if [ "$task" = trec ]; then
-        python -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants 8 --seed 0
+        python -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants "$AUG_VARIANTS" --seed 0
         { zcat "$corpus/augmented.txt.gz"
           zcat "$DATA/unlabeled/brown_untagged.txt.gz" "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" | grep -E '\?[[:space:]]*$' || true
         } | gzip -n > "$corpus/transfer.txt.gz"
