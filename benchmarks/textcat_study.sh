@@ -10,7 +10,8 @@
 #   KEY=VALUE (or environment): DATA (datasets in the layout of ../shared/data, default
 #   assets), TEACHER_STEPS, DAN_STEPS, KD_STEPS (default: sst2 4000, trec 3000), FT_STEPS, BOW_STEPS, UNLABELED_LIMIT
 #   (unlabeled docs the teacher labels for KD), IMDB_SENTENCES (sst2: IMDB unsup sentences
-#   in the transfer set), AUG_VARIANTS (trec: augmented variants per training question).
+#   in the transfer set), AUG_VARIANTS (trec: augmented variants per training question), IMDB_QUESTIONS
+#   (trec: 1 adds the questions of IMDB's unlabeled reviews to the transfer set, 0 not).
 set -euo pipefail
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: textcat_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
@@ -32,7 +33,7 @@ case $task in
   # al. 2019) plus the questions found in the Brown corpus and the movie reviews.
   trec) fmt=trec; train_file=$DATA/trec/train_5500.label; eval_file=$DATA/trec/TREC_10.label; heldout=0.1
         unlabeled=corpus/trec/transfer.txt.gz; UNLABELED_LIMIT=${UNLABELED_LIMIT:-0}; KD_STEPS=${KD_STEPS:-3000}
-        AUG_VARIANTS=${AUG_VARIANTS:-8} ;;
+        AUG_VARIANTS=${AUG_VARIANTS:-8}; IMDB_QUESTIONS=${IMDB_QUESTIONS:-1} ;;
   *) echo "unknown task $task (sst2 | trec)" >&2; exit 2 ;;
 esac
 corpus=corpus/$task
@@ -62,8 +63,14 @@ for stage in "$@"; do
     transfer)
       if [ "$task" = trec ]; then
         python -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants "$AUG_VARIANTS" --seed 0
+        # The questions of IMDB's unlabeled reviews (cased, like TREC): new words, which
+        # variants of the training questions cannot add (the 2026-11-23 run had none).
+        if [ "$IMDB_QUESTIONS" = 1 ]; then
+          python -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_cased.txt.gz" --keep-case --max-words 40
+        fi
         { zcat "$corpus/augmented.txt.gz"
           zcat "$DATA/unlabeled/brown_untagged.txt.gz" "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" | grep -E '\?[[:space:]]*$' || true
+          if [ "$IMDB_QUESTIONS" = 1 ]; then zcat "$corpus/imdb_unsup_cased.txt.gz" | grep -E '\?$' || true; fi
         } | gzip -n > "$corpus/transfer.txt.gz"
       else
         python -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_sentences.txt.gz" \

@@ -220,6 +220,9 @@ def test_split_text_writes_tokenised_sentences(tmp_path):
         "i did n't like it .", "the plot was thin , the acting worse ."
     ]
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+    again = tmp_path / "again.txt.gz"
+    assert subprocess.run(args[:4] + [str(source), str(again), "--limit", "2"], capture_output=True).returncode == 0
+    assert again.read_bytes() == out.read_bytes()  # reproducible bytes, gzip header included
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine."}\n{"body": "no text field"}\n', encoding="utf8")
     result = subprocess.run(args[:4] + [str(bad), str(tmp_path / "bad.txt")], capture_output=True, text=True)

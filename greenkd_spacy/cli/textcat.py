@@ -129,7 +129,8 @@ def split_text_cli(
     written = 0
     try:
         with atomic_open(output_path) as raw:
-            out = gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) if gz else raw
+            # No name and mtime 0 in the header: the same input gives the same bytes.
+            out = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if gz else raw
             sentences = iter_sentences(
                 nlp, iter_texts(input_path, text_key=text_key), lowercase=not keep_case, min_words=min_words, max_words=max_words
             )
