@@ -10,8 +10,8 @@ Directories (a spaCy pipeline, an LM checkpoint) take two renames, old out and n
 import os
 import shutil
 import tempfile
-from pathlib import Path
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, BinaryIO, Callable, Iterator
 
 import srsly

@@ -19,8 +19,8 @@ from wasabi import msg
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
-from ..training.sentences import iter_sentences
 from ..atomic import atomic_open, atomic_write_bytes
+from ..training.sentences import iter_sentences
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
 from .bench import add_train_cost, stamp, write_row
@@ -119,9 +119,10 @@ def split_text_cli(
     """Cut long unlabeled documents into tokenised sentences for a sentence-level transfer set.
 
     A sentence task (SST-2) is distilled on sentences like its own, and review text in
-    quantity (IMDB's unlabeled reviews) comes as whole reviews with HTML breaks. Markup is stripped, spaCy's rule-based sentencizer
-    splits, tokens are joined by spaces. Streamed: any input size, written atomically.
-    Pass the output as `--paths.unlabeled` of `spacy distill`.
+    quantity (IMDB's unlabeled reviews) comes as whole reviews with HTML breaks. Markup
+    is stripped, spaCy's rule-based sentencizer splits, tokens are joined by spaces.
+    Streamed: any input size, written atomically. Pass the output as
+    `--paths.unlabeled` of `spacy distill`.
     """
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
