@@ -17,12 +17,14 @@ import json
 import os
 import statistics
 import sys
-import time
 from pathlib import Path
 
 import spacy
 import torch
 from spacy.tokens import DocBin
+
+from greenkd_spacy.atomic import atomic_write_json
+from greenkd_spacy.bench import repeated_texts, timed_pass
 
 
 def main() -> None:
@@ -39,7 +41,7 @@ def main() -> None:
     texts = [doc.text for doc in DocBin().from_disk(args.data).get_docs(nlps[0].vocab)]
     if not texts:
         sys.exit(f"{args.data} has no docs.")
-    texts = texts * max(1, -(-args.min_docs // len(texts)))
+    texts = repeated_texts(texts, args.min_docs)
     for nlp in nlps:  # warm up: lazy tables, allocator
         list(nlp.pipe(texts[: args.batch_size], batch_size=args.batch_size))
     seconds = [[], []]
@@ -48,10 +50,7 @@ def main() -> None:
             # Collect the last pass's garbage untimed: otherwise the cyclic GC fires in
             # every other pass, and alternating passes hand all the slow ones to one model.
             gc.collect()
-            start = time.perf_counter()
-            for _doc in nlp.pipe(texts, batch_size=args.batch_size):
-                pass
-            seconds[i].append(time.perf_counter() - start)
+            seconds[i].append(timed_pass(nlp, texts, args.batch_size))
     result = {
         "models": args.models,
         "data": args.data,
@@ -75,7 +74,7 @@ def main() -> None:
         path = Path(args.output)
         rows = json.loads(path.read_text()) if path.exists() else []
         rows.append(result)
-        path.write_text(json.dumps(rows, indent=2) + "\n")
+        atomic_write_json(path, rows)
 
 
 if __name__ == "__main__":
