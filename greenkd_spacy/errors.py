@@ -17,6 +17,14 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
+    W002 = (
+        "'{name}': no LM layer is gated off, so pruning removes nothing and the saved "
+        "pipeline is as large as the input. Train with layer selection first "
+        "(lm_lambda0 > 0 and the greenkd.layer_selection.v1 callback, as in "
+        "configs/ner_ldnet_select.cfg), then prune its output."
+    )
+
+
 class Errors(metaclass=ErrorsWithCodes):
     E002 = (
         "The encoder of '{name}' gave vectors of width {got}, but the biaffine head "
@@ -58,7 +66,7 @@ class Errors(metaclass=ErrorsWithCodes):
         "sides: use the same tokenizer, or a corpus reader with gold_tokens = true."
     )
     E014 = (
-        "The teacher pipeline '{path}' could not be loaded: {error}. Pass the path of a "
+        "The teacher pipeline '{path}' could not be loaded ({error}). Pass the path of a "
         "trained pipeline directory (e.g. training/full-goldpos/model-best) or the name "
         "of an installed pipeline package; train it first with `spacy project run "
         "train-full-goldpos` if it is missing."
@@ -71,8 +79,8 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E016 = (
         "The student config has no [distillation] section. Add one (see "
-        "configs/distill_parser.cfg for an example) with at least corpus, max_steps and "
-        "optimizer."
+        "configs/parser_student_20.cfg or configs/textcat_dan.cfg for an example) with at "
+        "least corpus, max_steps and optimizer."
     )
     E017 = (
         "No student component is distillable (student pipeline: {pipe_names}). Add a "
@@ -104,7 +112,7 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E026 = (
         "{path}, line {line}: the bytes are not valid text in the expected encoding "
-        "({error}). Re-encode the file as UTF-8 (TREC files are latin-1: use --format trec)."
+        "({error}). {fix}"
     )
     E027 = "Unknown labeled-data format '{fmt}'. Choose one of {formats}."
     E028 = "{path}, line {line}: expected {expected}, got '{got}'. Fix or delete the line."
@@ -158,4 +166,19 @@ class Errors(metaclass=ErrorsWithCodes):
         "(pipelines saved before greenkd-spacy recorded it). Add \"encoder_width\": WIDTH "
         "to the component's cfg file (WIDTH: the encoder's output width, e.g. the "
         "transformer's hidden size), or retrain the pipeline."
+    )
+    E042 = (
+        "Component '{name}' could not be run: it is not initialized (no labels, no "
+        "weights). Call nlp.initialize(get_examples) or train it with `spacy train` "
+        "first, or load a trained pipeline with spacy.load(PATH)."
+    )
+    E043 = (
+        "'{path}' ({size} bytes) is not a readable .spacy file ({error}). Recreate it "
+        "with the converter that made it (`spacy convert`, `spacy greenkd-convert-conllu`, "
+        "`greenkd-convert-conll` or `greenkd-convert-textcat`), or fix the path."
+    )
+    E044 = (
+        "'{path}' holds no docs, so there is nothing to {purpose}. Check the converter's "
+        "output (it reports how many docs it wrote) and the path in the config or on the "
+        "command line."
     )

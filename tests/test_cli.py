@@ -42,10 +42,26 @@ def test_bench_parser_tiny_run(tmp_path):
 
 
 def test_bench_parser_missing_data_is_a_clear_error(tmp_path):
+    save_trained_parser(tmp_path, "test.spacy")
     result = runner.invoke(
-        app, ["bench-parser", str(tmp_path), str(tmp_path / "nope.spacy"), "--system", "x"]
+        app, ["bench-parser", str(tmp_path / "model"), str(tmp_path / "nope.spacy"), "--system", "x"]
     )
-    assert result.exit_code != 0
+    assert result.exit_code == 1
+    assert "E004" in result.output and "nope.spacy" in result.output
+
+
+def test_bench_parser_names_an_empty_or_corrupt_file(tmp_path):
+    from spacy.tokens import DocBin
+
+    save_trained_parser(tmp_path, "test.spacy")
+    (tmp_path / "empty.spacy").write_bytes(b"")
+    DocBin().to_disk(tmp_path / "no-docs.spacy")
+    for name, code in (("empty.spacy", "E043"), ("no-docs.spacy", "E044")):
+        args = ["bench-parser", str(tmp_path / "model"), str(tmp_path / name), "--system", "x"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 1, result.output
+        assert code in result.output and name in result.output
+        assert "Traceback" not in result.output
 
 
 def test_spacy_evaluate_reports_dependency_scores(tmp_path):

@@ -210,8 +210,6 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
 
 def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):
     teacher = spacy.load(teacher_dir / "model")
-    config = student_config(teacher_dir, tmp_path)
-    config["initialize"] = {"components": {"greenkd_parser": {"labels": ["nsubj", "ROOT", "odd"]}}}
     student_labels = ["nsubj", "ROOT", "odd"]
     from greenkd_spacy.pipeline.distillable import DistillableMixin
 
@@ -239,13 +237,16 @@ def test_missing_teacher_and_component_errors(teacher_dir, tmp_path):
 def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
     texts = [{"text": "I like green eggs ."}, {"text": "She ate the pizza with anchovies ."}]
     srsly.write_jsonl(tmp_path / "raw.jsonl", texts)
-    config = student_config(teacher_dir, tmp_path, corpus="corpora.raw", gold_weight=1.0, max_steps=4)
+    config = student_config(teacher_dir, tmp_path, corpus="corpora.raw", gold_weight=1.0, max_steps=60)
     config["corpora"]["raw"] = {"@readers": "spacy.JsonlCorpus.v1", "path": str(tmp_path / "raw.jsonl")}
     teacher = spacy.load(teacher_dir / "model")
     student, summary = distill(teacher, config, tmp_path / "out")
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
-    assert summary["training"]["steps"] == 4
-    assert all(t.dep_ for t in student("I like green eggs ."))
+    assert summary["training"]["steps"] == 60
+    # No gold anywhere: what the student knows of these texts came from the teacher.
+    for text in ("I like green eggs .", "She ate the pizza with anchovies ."):
+        parse = [(t.head.i, t.dep_) for t in student(text)]
+        assert parse == [(t.head.i, t.dep_) for t in teacher(text)]
 
 
 def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path):

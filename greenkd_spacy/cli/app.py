@@ -1,8 +1,10 @@
 """The typer app of `python -m greenkd_spacy` and the bridge to spaCy's CLI."""
+import functools
 from typing import Callable, Optional
 
 import typer
 from spacy.cli._util import app as spacy_app
+from wasabi import msg
 
 app = typer.Typer(
     name="greenkd-spacy",
@@ -18,8 +20,19 @@ def command(name: str, spacy_name: Optional[str] = None, **kwargs) -> Callable[[
     (or `spacy SPACY_NAME` where given)."""
 
     def register(func: Callable) -> Callable:
-        app.command(name, **kwargs)(func)
-        spacy_app.command(spacy_name or f"greenkd-{name}", **kwargs)(func)
+        @functools.wraps(func)
+        def run(*args, **kw):
+            # Our errors already say what, where and how to fix: a user should read
+            # that line, not a traceback that ends in it.
+            try:
+                return func(*args, **kw)
+            except ValueError as err:
+                if str(err).startswith("(greenkd-spacy)"):
+                    msg.fail(str(err), exits=1)
+                raise
+
+        app.command(name, **kwargs)(run)
+        spacy_app.command(spacy_name or f"greenkd-{name}", **kwargs)(run)
         return func
 
     return register

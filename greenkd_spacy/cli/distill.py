@@ -20,11 +20,11 @@ from .app import command
 def distill_cli(
     ctx: typer.Context,
     teacher: str = typer.Argument(..., help="Trained teacher pipeline: a directory or an installed package"),
-    student_config: Path = typer.Argument(..., help="Student config with a \\[distillation] section", exists=True, dir_okay=False),
+    student_config: Path = typer.Argument(..., help="Student config with a [distillation] section", exists=True, dir_okay=False),
     output: Path = typer.Argument(..., help="Directory for model-best, model-last and the run state"),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue from OUTPUT/model-last if an earlier run left one"),
     annotate_only: bool = typer.Option(False, "--annotate-only", help="Only fill the teacher cache (resumable, shard by shard), then stop"),
-    backend: str = typer.Option("local", "--backend", "-b", help="Teacher pass: 'local' (this process) or 'ray' (needs greenkd-spacy\\[ray])"),
+    backend: str = typer.Option("local", "--backend", "-b", help="Teacher pass: 'local' (this process) or 'ray' (needs greenkd-spacy[ray])"),
     workers: int = typer.Option(1, "--workers", "-w", help="Ray workers, each loads the teacher once (backend ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster to join ('auto', 'ray://HOST:10001'); default: start a local Ray"),
 ) -> None:
@@ -61,16 +61,16 @@ def distill_cli(
 def annotate_cli(
     ctx: typer.Context,
     teacher: str = typer.Argument(..., help="Trained teacher pipeline: a directory or an installed package"),
-    student_config: Path = typer.Argument(..., help="Student config with a \\[distillation] section (corpus, cache_dir, shard_size)", exists=True, dir_okay=False),
-    backend: str = typer.Option("local", "--backend", "-b", help="'local' (this process) or 'ray' (needs greenkd-spacy\\[ray])"),
+    student_config: Path = typer.Argument(..., help="Student config with a [distillation] section (corpus, cache_dir, shard_size)", exists=True, dir_okay=False),
+    backend: str = typer.Option("local", "--backend", "-b", help="'local' (this process) or 'ray' (needs greenkd-spacy[ray])"),
     workers: int = typer.Option(1, "--workers", "-w", help="Ray workers, each loads the teacher once (backend ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster to join ('auto', 'ray://HOST:10001'); default: start a local Ray"),
 ) -> None:
     """Label the distillation corpus of STUDENT_CONFIG with TEACHER into the teacher
     cache, shard by shard, without training (same as `spacy distill --annotate-only`).
 
-    Shards of \\[distillation] shard_size examples are written atomically under
-    \\[distillation] cache_dir with a manifest (example range, rows, checksum, teacher
+    Shards of [distillation] shard_size examples are written atomically under
+    [distillation] cache_dir with a manifest (example range, rows, checksum, teacher
     fingerprint); a rerun skips finished shards, and a later `spacy distill` with the
     same teacher and config reads the cache instead of running the teacher.
     """

@@ -17,8 +17,10 @@ from spacy.training import Example
 from wasabi import msg
 
 from ..bench import disk_bytes, pipeline_parameters
+from ..errors import Warnings
 from ..pipeline.labeller import SequenceLabeller
 from ..training.conll import FORMATS, read_sentences, sentence_doc
+from ..training.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
 from .app import command
 from .bench import add_train_cost, stamp, write_row
@@ -60,19 +62,19 @@ def pretrain_lm_cli(
     output: Path = typer.Argument(..., help="Output directory (model-best/, model-last/)"),
     lang: str = typer.Option("en", "--lang", help="Language whose tokenizer splits the text"),
     vocab_size: int = typer.Option(30000, "--vocab-size", help="Words in the LM vocabulary (most frequent)"),
-    embed_width: int = typer.Option(300, "--embed-width"),
+    embed_width: int = typer.Option(300, "--embed-width", help="Width of the word embeddings the LMs read"),
     hidden_width: int = typer.Option(300, "--hidden-width", help="Hidden width of each LSTM layer"),
     depth: int = typer.Option(10, "--depth", help="LSTM layers per direction"),
     proj_width: int = typer.Option(1600, "--proj-width", help="Width of the projection before the adaptive softmax"),
     layer_dropout: float = typer.Option(0.5, "--layer-dropout", help="Probability that a layer's output is withheld from later layers (per batch)"),
-    dropout: float = typer.Option(0.1, "--dropout"),
-    batch_size: int = typer.Option(128, "--batch-size", "-b"),
+    dropout: float = typer.Option(0.1, "--dropout", help="Dropout on the word embeddings and before the softmax projection while pretraining"),
+    batch_size: int = typer.Option(128, "--batch-size", "-b", help="Chunks of --seq-length tokens per step"),
     seq_length: int = typer.Option(20, "--seq-length", help="Tokens per training chunk"),
-    learn_rate: float = typer.Option(1e-3, "--learn-rate"),
-    max_steps: int = typer.Option(10000, "--max-steps"),
+    learn_rate: float = typer.Option(1e-3, "--learn-rate", help="Adam learning rate"),
+    max_steps: int = typer.Option(10000, "--max-steps", help="Training steps in all (a resumed run counts the steps already done)"),
     eval_every: int = typer.Option(500, "--eval-every", help="Steps between checkpoints (held-out loss, model-last, model-best)"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N texts (0: all)"),
-    seed: int = typer.Option(0, "--seed"),
+    seed: int = typer.Option(0, "--seed", help="Random seed (batches, dropout, initial weights)"),
     resume: bool = typer.Option(True, "--resume/--no-resume", help="Continue from OUTPUT/model-last if it exists"),
 ) -> None:
     """Pretrain LD-Net's forward and backward densely connected LMs on raw text, like
@@ -112,6 +114,8 @@ def prune_lm_cli(
         except ValueError as err:
             msg.fail(str(err), exits=1)
         msg.info(f"{name}: gates {gates}")
+        if after >= before:
+            msg.warn(Warnings.W002.format(name=name))
         msg.good(f"{name}: LM FLOPs/token {before:,} -> {after:,} ({100 * (1 - after / max(1, before)):.1f} % fewer)")
     nlp.to_disk(output)
     msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
@@ -132,7 +136,7 @@ def bench_labeller_cli(
     """Label DATA's gold-tokenized sentences with MODEL on one CPU thread: span F1
     (spaCy's scorer), words/s, LM FLOPs per token, parameters and size on disk."""
     nlp = spacy.load(model)
-    reference = list(DocBin().from_disk(data).get_docs(nlp.vocab))
+    reference = load_docs(data, nlp.vocab)
     if limit:
         reference = reference[:limit]
     words = sum(len(doc) for doc in reference)

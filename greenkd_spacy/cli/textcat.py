@@ -19,6 +19,7 @@ from wasabi import msg
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
+from ..training.corpus import load_docs
 from ..atomic import atomic_open, atomic_write_bytes
 from ..training.sentences import iter_sentences
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
@@ -91,7 +92,7 @@ def augment_text_cli(
     nlp = spacy.blank(lang)
     try:
         if input_path.suffix == ".spacy":
-            docs = list(DocBin().from_disk(input_path).get_docs(nlp.vocab))
+            docs = load_docs(input_path, nlp.vocab, purpose="read")
         else:
             docs = list(nlp.tokenizer.pipe(iter_texts(input_path)))
         texts = [[t.text for t in doc if not t.is_space] for doc in docs]
@@ -198,7 +199,7 @@ def bench_textcat_cli(
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
     report accuracy, docs/s at each batch size, parameters and size on disk."""
     nlp = spacy.load(model)
-    docs = list(DocBin().from_disk(data).get_docs(nlp.vocab))
+    docs = load_docs(data, nlp.vocab)
     if limit:
         docs = docs[:limit]
     docs = [doc for doc in docs if doc.cats]

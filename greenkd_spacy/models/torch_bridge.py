@@ -12,6 +12,8 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
 from thinc.shims import PyTorchShim
 from thinc.types import Floats2d
 
+from . import torch_threads  # noqa: F401  (forked workers run torch on one thread)
+
 
 def load_weights_only(module: torch.nn.Module, state_bytes: bytes, device: "torch.device") -> torch.nn.Module:
     """Load a module's saved state without unpickling arbitrary objects.

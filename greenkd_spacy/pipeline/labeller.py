@@ -210,6 +210,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return self._predict(list(docs), marginals=True)
 
     def _predict(self, docs: List[Doc], marginals: bool):
+        if len(self.model.layers) < 2:  # the CRF head is added at initialize
+            raise ValueError(Errors.E042.format(name=self.name))
         if not docs or not any(len(doc) for doc in docs):
             tags = [numpy.zeros(len(doc), dtype="int64") for doc in docs]
             probs = [numpy.zeros((len(doc), len(self.tags)), dtype="float32") for doc in docs]

@@ -138,6 +138,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         RETURNS (ParserScores): Arc and label scores and the decoded trees.
         """
         docs = list(docs)
+        if len(self.model.layers) < 2:  # the biaffine head is added at initialize
+            raise ValueError(Errors.E042.format(name=self.name))
         segments = self.segments(docs)
         if not segments:
             return self._empty_scores()

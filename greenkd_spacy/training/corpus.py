@@ -11,12 +11,14 @@ shuffling and only changes the predicted side of each Example:
   POS comes from a tagger listed in [training] annotating_components, or not at all).
 """
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional
+from typing import Callable, Iterable, Iterator, List, Optional, Union
 
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus, Example
+from spacy.training.corpus import walk_corpus
 from spacy.util import registry
+from spacy.vocab import Vocab
 
 from ..errors import Errors
 
@@ -52,6 +54,40 @@ def create_corpus_reader(
     return GoldSeededCorpus(corpus, gold_tokens, gold_sents, gold_pos)
 
 
+def _read_docbin(path: Path) -> DocBin:
+    """One .spacy file; a wrong or truncated file is named in the error (spaCy's own
+    E1014 does not say which file of a corpus it was)."""
+    try:
+        return DocBin().from_disk(path)
+    except ValueError as err:
+        raise ValueError(Errors.E043.format(path=path, size=path.stat().st_size, error=err)) from None
+
+
+def load_docs(path: Union[str, Path], vocab: Vocab, *, purpose: str = "evaluate") -> List[Doc]:
+    """Every doc of a .spacy file or a directory of them, for a command that needs them all.
+
+    path (Union[str, Path]): A .spacy file or a directory of .spacy files.
+    vocab (Vocab): The vocab of the pipeline that will read the docs.
+    purpose (str): What the docs are for, said in the error when there are none.
+    RETURNS (List[Doc]): The docs, in file order.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise ValueError(Errors.E004.format(path=path))
+    docs: List[Doc] = []
+    for file_path in walk_corpus(path, ".spacy"):
+        docs.extend(_read_docbin(Path(file_path)).get_docs(vocab))
+    if not docs:
+        raise ValueError(Errors.E044.format(path=path, purpose=purpose))
+    return docs
+
+
+def check_docbins(path: Union[str, Path]) -> None:
+    """Raise E043 naming the first unreadable .spacy file under path."""
+    for file_path in walk_corpus(path, ".spacy"):
+        _read_docbin(Path(file_path))
+
+
 class GoldSeededCorpus:
     def __init__(self, corpus: Corpus, gold_tokens: bool, gold_sents: bool, gold_pos: bool):
         self.corpus = corpus
@@ -60,22 +96,33 @@ class GoldSeededCorpus:
         self.gold_pos = gold_pos
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
-        for eg in self.corpus(nlp):
-            if not self.gold_tokens:
-                yield eg
-                continue
-            ref = eg.reference
-            sent_starts = None
-            if self.gold_sents and ref.has_annotation("SENT_START"):
-                sent_starts = [bool(token.is_sent_start) for token in ref]
-            pos = None
-            if self.gold_pos and ref.has_annotation("POS"):
-                pos = [token.pos_ or None for token in ref]
-            predicted = Doc(
-                nlp.vocab,
-                words=[token.text for token in ref],
-                spaces=[bool(token.whitespace_) for token in ref],
-                sent_starts=sent_starts,
-                pos=pos,
-            )
-            yield Example(predicted, ref)
+        count = 0
+        try:
+            for eg in self.corpus(nlp):
+                count += 1
+                yield self._seed(nlp, eg)
+        except ValueError as err:
+            if "E1014" in str(err):  # spaCy's "not DocBin data", which names no file
+                check_docbins(self.corpus.path)
+            raise
+        if count == 0:
+            raise ValueError(Errors.E044.format(path=self.corpus.path, purpose="train or evaluate on"))
+
+    def _seed(self, nlp: Language, eg: Example) -> Example:
+        if not self.gold_tokens:
+            return eg
+        ref = eg.reference
+        sent_starts = None
+        if self.gold_sents and ref.has_annotation("SENT_START"):
+            sent_starts = [bool(token.is_sent_start) for token in ref]
+        pos = None
+        if self.gold_pos and ref.has_annotation("POS"):
+            pos = [token.pos_ or None for token in ref]
+        predicted = Doc(
+            nlp.vocab,
+            words=[token.text for token in ref],
+            spaces=[bool(token.whitespace_) for token in ref],
+            sent_starts=sent_starts,
+            pos=pos,
+        )
+        return Example(predicted, ref)

@@ -11,17 +11,17 @@ and `model-last` are written atomically, and a rerun of the same command resumes
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Dict, Iterable, List, Optional, Tuple, Union
+from types import SimpleNamespace
+from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import spacy
 import srsly
 from spacy.language import Language
 from spacy.schemas import ConfigSchemaTraining
 from spacy.training import Example
-from spacy.training.loop import create_evaluation_callback, create_train_batches
+from spacy.training.loop import create_evaluation_callback, create_train_batches, update_meta
 from spacy.util import fix_random_seed, registry, resolve_dot_names
 from thinc.api import Config, Optimizer
-from tqdm import tqdm
 
 from ..atomic import atomic_write_json, recover_directory, write_directory
 from ..errors import Errors
@@ -62,7 +62,7 @@ def resolve_distillation(config: Config) -> Dict[str, Any]:
         if key not in section:
             raise ValueError(
                 f"(greenkd-spacy) [distillation.{key}] is missing. Copy the block from "
-                "[training] of a spaCy config (see configs/distill_parser_d20.cfg)."
+                "[training] of a spaCy config (see configs/parser_student_20.cfg)."
             )
     resolved = registry.resolve({"optimizer": section["optimizer"], "batcher": section["batcher"]})
     section.update(resolved)
@@ -131,6 +131,23 @@ def check_student_runs(student: Language, examples: Iterable[Example], n_docs: i
         raise
     except Exception as err:  # torch / numpy shape errors: say where they come from
         raise ValueError(Errors.E035.format(error=f"{type(err).__name__}: {err}")) from err
+
+
+def distillation_logger(
+    student: Language, T: Dict[str, Any], D: Dict[str, Any], stdout: IO, stderr: IO
+) -> Tuple[Callable[[Optional[Dict[str, Any]]], None], Callable[[], None]]:
+    """The student config's own [training.logger], so `spacy distill` prints the table
+    `spacy train` prints (one loss column per component, the score_weights columns).
+
+    spaCy's loggers read the step budget and evaluation interval from
+    nlp.config["training"]; they get the [distillation] ones through a view of the
+    student, so the saved config keeps its [training] section as written.
+    """
+    config = student.config.copy()
+    config["training"]["max_steps"] = D["max_steps"]
+    config["training"]["eval_frequency"] = D["eval_frequency"]
+    view = SimpleNamespace(pipeline=student.pipeline, pipe_names=student.pipe_names, config=config)
+    return T["logger"](view, stdout, stderr)
 
 
 def worker_path(teacher: Union[str, Path]) -> str:
@@ -259,10 +276,14 @@ def distill(
         name for name, proc in student.pipeline
         if name not in frozen and hasattr(proc, "finish_update") and (name in teachers or name in listened)
     }
+    log_step, finalize_log = distillation_logger(student, T, D, stdout, stderr)
+    # spaCy's logger prints a loss for every trainable pipe; pipes that learn nothing in
+    # this run (frozen, or not distilled) show 0.
+    logged = [name for name, proc in student.pipeline if getattr(proc, "is_trainable", False)]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     step = 0
+    words = 0
     losses: Dict[str, float] = {}
-    bar = tqdm(total=D["max_steps"] or None, initial=state["step"], desc="distill", unit="step", file=stderr)
     for epoch, batch in batches:
         if D["max_steps"] and step >= D["max_steps"]:
             break
@@ -282,27 +303,34 @@ def distill(
             if name in trainable:
                 proc.finish_update(optimizer)
         optimizer.step_schedules()
-        bar.update(1)
-        bar.set_postfix({name: f"{losses.get(name, 0.0):.3f}" for name, _, _ in pairs})
+        words += sum(len(eg.predicted) for eg in batch)
         is_last = bool(D["max_steps"]) and step >= D["max_steps"]
-        if step % D["eval_frequency"] == 0 or is_last:
+        if not (step % D["eval_frequency"] == 0 or is_last):
+            log_step(None)
+            continue
+        with student.use_params(optimizer.averages):
+            score, scores = evaluate()
+        state["step"] = step
+        row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
+        row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
+        state["history"].append(row)
+        info = {
+            "epoch": epoch, "step": step, "score": score, "other_scores": scores,
+            "losses": {name: losses.get(name, 0.0) for name in logged} | losses,
+            "checkpoints": [], "seconds": int(time.perf_counter() - start_wall), "words": words,
+        }
+        log_step(info)
+        if output_path is not None:
             with student.use_params(optimizer.averages):
-                score, scores = evaluate()
-            state["step"] = step
-            row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
-            row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
-            state["history"].append(row)
-            stdout.write(f"step {step} epoch {epoch} score {score:.4f} losses {losses}\n")
-            losses = {}
-            if output_path is not None:
-                with student.use_params(optimizer.averages):
-                    if state["best_score"] is None or score > state["best_score"]:
-                        state["best_score"] = score
-                        save_atomically(student, output_path / "model-best")
-                    save_atomically(student, output_path / "model-last", state=state)
-                # A copy for people and scripts; resuming reads the one in model-last.
-                atomic_write_json(output_path / STATE_FILE, state)
-    bar.close()
+                update_meta(T, student, info)
+                if state["best_score"] is None or score > state["best_score"]:
+                    state["best_score"] = score
+                    save_atomically(student, output_path / "model-best")
+                save_atomically(student, output_path / "model-last", state=state)
+            # A copy for people and scripts; resuming reads the one in model-last.
+            atomic_write_json(output_path / STATE_FILE, state)
+        losses = {}
+    finalize_log()
     summary["training"] = {
         "wall_seconds": time.perf_counter() - start_wall,
         "cpu_seconds": time.process_time() - start_cpu,

@@ -24,7 +24,13 @@ from ..errors import Errors
 PathLike = Union[str, Path]
 
 
-def read_lines(path: Path, encoding: str = "utf8") -> Iterator[Tuple[int, str]]:
+# What to do about a file that is not UTF-8, for readers that know no other encoding.
+REENCODE_FIX = "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf8 IN > OUT`."
+
+
+def read_lines(
+    path: Path, encoding: str = "utf8", *, decode_fix: str = REENCODE_FIX
+) -> Iterator[Tuple[int, str]]:
     """(line number, text) of a plain or gzipped file, decoded one line at a time.
 
     A text-mode file object decodes ahead in blocks, so its UnicodeDecodeError names
@@ -37,7 +43,9 @@ def read_lines(path: Path, encoding: str = "utf8") -> Iterator[Tuple[int, str]]:
             try:
                 yield line_no, raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as err:
-                raise ValueError(Errors.E026.format(path=path, line=line_no, error=err)) from None
+                raise ValueError(
+                    Errors.E026.format(path=path, line=line_no, error=err, fix=decode_fix)
+                ) from None
 
 
 def _is_jsonl(path: Path) -> bool:
@@ -164,7 +172,9 @@ def read_labeled(path: PathLike, fmt: str) -> Iterator[Tuple[str, str]]:
         yield from _read_labeled_jsonl(path)
         return
     encoding = "latin-1" if fmt == "trec" else "utf8"
-    for line_no, line in read_lines(path, encoding=encoding):
+    # TREC files are latin-1; a user who picked another format for one needs --format trec.
+    decode_fix = REENCODE_FIX + " (TREC files are latin-1: convert them with --format trec.)"
+    for line_no, line in read_lines(path, encoding=encoding, decode_fix=decode_fix):
         if not line.strip():
             continue
         if fmt == "sst2":

@@ -8,6 +8,7 @@ import pytest
 import spacy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from spacy.tokens import Span
 
 from ..util import save_tiny_source
 
@@ -57,11 +58,17 @@ def test_messy_text(pipeline, case):
 def test_partial_annotation_is_overwritten_cleanly(pipeline):
     name, nlp = pipeline
     doc = nlp.make_doc("John lives in Paris now")
-    doc.ents = [doc.ents[0]] if doc.ents else []
+    # What an earlier component or a user may leave: one entity with the other tokens'
+    # annotation missing, one chunk, one of two classes.
+    doc.set_ents([Span(doc, 0, 1, label="PER")], default="missing")
+    doc.spans["chunks"] = [Span(doc, 3, 4, label="NP")]
     doc.cats = {"pos": 1.0}
+    assert doc[1].ent_iob_ == ""  # missing, as set
     for _, proc in nlp.pipeline:
         doc = proc(doc)
     check_annotation(name, doc)
+    if name == "greenkd_ner":
+        assert all(token.ent_iob_ in ("B", "I", "O") for token in doc)  # nothing left missing
 
 
 def test_two_processes_match_one(pipeline):
