@@ -103,12 +103,12 @@ def ldnet_parts(nlp: Language, docs: List[Doc], batch_size: int) -> Dict:
     }
     parts = {}
     for part, seconds in timer.seconds.items():
-        parts[part] = {"seconds": round(seconds, 3), "share": round(seconds / total, 3), "macs_per_word": macs.get(part)}
+        parts[part] = {"seconds": round(seconds, 6), "share": round(seconds / total, 3), "macs_per_word": macs.get(part)}
     rest = total - sum(timer.seconds.values())
-    parts["rest"] = {"seconds": round(rest, 3), "share": round(rest / total, 3), "macs_per_word": None}
+    parts["rest"] = {"seconds": round(rest, 6), "share": round(rest / total, 3), "macs_per_word": None}
     return {
         "words": words,
-        "seconds": round(total, 3),
+        "seconds": round(total, 6),
         "words_per_second": round(words / total),
         "chars_per_word": round(chars_per_word, 2),
         "macs_per_word": sum(macs.values()),
@@ -127,10 +127,10 @@ def spacy_parts(nlp: Language, docs: List[Doc], batch_size: int) -> Dict:
         docs = list(proc.pipe(docs, batch_size=batch_size))
         seconds = time.perf_counter() - start
         total += seconds
-        parts[name] = {"seconds": round(seconds, 3)}
+        parts[name] = {"seconds": round(seconds, 6)}
     for part in parts.values():
         part["share"] = round(part["seconds"] / total, 3)
-    return {"words": words, "seconds": round(total, 3), "words_per_second": round(words / total), "parts": parts}
+    return {"words": words, "seconds": round(total, 6), "words_per_second": round(words / total), "parts": parts}
 
 
 def main() -> None:

@@ -14,6 +14,8 @@
 #   LM_EMBED, LM_PROJ, LM_BATCH, LM_VOCAB, LM_EVAL, LM_LIMIT (texts), STEPS (labeller training), SELECT_STEPS, SPACY_STEPS,
 #   TEACHER_STEPS, TEACHER_EVAL (default min(500, TEACHER_STEPS)), STUDENT_STEPS, TARGET_LAYERS (lambda_1).
 set -euo pipefail
+# The interpreter to run (scripts/sh.py sets it to the one that runs `spacy project`).
+PYTHON=${PYTHON:-python}
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: ldnet_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
 while [ $# -gt 0 ] && [[ $1 == *=* ]]; do export "${1?}"; shift; done
@@ -39,13 +41,13 @@ paths="--paths.train $corpus/train.spacy --paths.dev $corpus/dev.spacy"
 timed() {  # name command...
   local name=$1; shift
   echo "== $(date -Is) $task/$name: $*"
-  python scripts/timed.py "$runs/$name/train_cost.json" -- "$@"
+  "$PYTHON" scripts/timed.py "$runs/$name/train_cost.json" -- "$@"
   echo "== $(date -Is) $task/$name done"
 }
 bench() {  # system model [extra args]
   local system=$1 model=$2; shift 2
   if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
-  OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m spacy greenkd-bench-labeller "$model" "$corpus/test.spacy" \
+  OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$PYTHON" -m spacy greenkd-bench-labeller "$model" "$corpus/test.spacy" \
     --system "$system" -o "$results" "$@"
 }
 spans_args() { if [ "$task" = chunk ]; then echo "--spans-key chunks"; fi; }
@@ -57,32 +59,32 @@ for stage in "$@"; do
     convert)
       if [ "$task" = ner ]; then
         for split in train:eng.train dev:eng.testa test:eng.testb; do
-          python -m spacy greenkd-convert-conll "$DATA/conll2003/${split#*:}" "$corpus/${split%%:*}.spacy" -f conll03
+          "$PYTHON" -m spacy greenkd-convert-conll "$DATA/conll2003/${split#*:}" "$corpus/${split%%:*}.spacy" -f conll03
         done
       else
-        python -m spacy greenkd-convert-conll "$DATA/conll2000/train.txt" "$corpus/train.spacy" -f conll00 --hold-out 1000 --held-out-output "$corpus/dev.spacy"
-        python -m spacy greenkd-convert-conll "$DATA/conll2000/test.txt" "$corpus/test.spacy" -f conll00
+        "$PYTHON" -m spacy greenkd-convert-conll "$DATA/conll2000/train.txt" "$corpus/train.spacy" -f conll00 --hold-out 1000 --held-out-output "$corpus/dev.spacy"
+        "$PYTHON" -m spacy greenkd-convert-conll "$DATA/conll2000/test.txt" "$corpus/test.spacy" -f conll00
         # spaCy's own `ner` as the chunking baseline reads the chunks as entities.
-        python -m spacy greenkd-convert-conll "$DATA/conll2000/train.txt" "$corpus/train-ents.spacy" -f conll00 --chunks-as-ents --hold-out 1000 --held-out-output "$corpus/dev-ents.spacy"
-        python -m spacy greenkd-convert-conll "$DATA/conll2000/test.txt" "$corpus/test-ents.spacy" -f conll00 --chunks-as-ents
+        "$PYTHON" -m spacy greenkd-convert-conll "$DATA/conll2000/train.txt" "$corpus/train-ents.spacy" -f conll00 --chunks-as-ents --hold-out 1000 --held-out-output "$corpus/dev-ents.spacy"
+        "$PYTHON" -m spacy greenkd-convert-conll "$DATA/conll2000/test.txt" "$corpus/test-ents.spacy" -f conll00 --chunks-as-ents
       fi ;;
-    lm) mkdir -p "$lm"; python scripts/timed.py "$lm/train_cost.json" -- python -m spacy greenkd-pretrain-lm \
+    lm) mkdir -p "$lm"; "$PYTHON" scripts/timed.py "$lm/train_cost.json" -- "$PYTHON" -m spacy greenkd-pretrain-lm \
           "$DATA/unlabeled/reuters21578_title_body.txt.gz" "$lm" --max-steps "$LM_STEPS" --depth "$LM_DEPTH" \
           --hidden-width "$LM_HIDDEN" --embed-width "$LM_EMBED" --proj-width "$LM_PROJ" --batch-size "$LM_BATCH" \
           --vocab-size "$LM_VOCAB" --eval-every "$LM_EVAL" --limit "$LM_LIMIT" ;;
-    nolm) timed nolm python -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/nolm" $paths --training.max_steps "$STEPS" ;;
-    ldnet) timed ldnet python -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/ldnet" $paths \
+    nolm) timed nolm "$PYTHON" -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/nolm" $paths --training.max_steps "$STEPS" ;;
+    ldnet) timed ldnet "$PYTHON" -m spacy train "configs/${task}_ldnet.cfg" --output "$runs/ldnet" $paths \
           --paths.lm "$lm/model-best" --training.max_steps "$STEPS" ;;
-    select) timed ldnet-select python -m spacy train "configs/${task}_ldnet_select.cfg" --output "$runs/ldnet-select" $paths \
+    select) timed ldnet-select "$PYTHON" -m spacy train "configs/${task}_ldnet_select.cfg" --output "$runs/ldnet-select" $paths \
           --paths.source "$runs/ldnet/model-best" --training.max_steps "$SELECT_STEPS" \
           --initialize.before_init.target_layers "$TARGET_LAYERS" ;;
-    prune) python -m spacy greenkd-prune-lm "$runs/ldnet-select/model-last" "$runs/ldnet-pruned" ;;
-    spacy) timed spacy-cnn python -m spacy train configs/ner_spacy_cnn.cfg --output "$runs/spacy-cnn" \
+    prune) "$PYTHON" -m spacy greenkd-prune-lm "$runs/ldnet-select/model-last" "$runs/ldnet-pruned" ;;
+    spacy) timed spacy-cnn "$PYTHON" -m spacy train configs/ner_spacy_cnn.cfg --output "$runs/spacy-cnn" \
           --paths.train "$corpus/train$ents.spacy" --paths.dev "$corpus/dev$ents.spacy" --training.max_steps "$SPACY_STEPS" ;;
-    teacher) timed teacher-trf python -m spacy train configs/ner_trf_teacher.cfg --output "$runs/teacher-trf" $paths \
+    teacher) timed teacher-trf "$PYTHON" -m spacy train configs/ner_trf_teacher.cfg --output "$runs/teacher-trf" $paths \
           --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" \
           --training.eval_frequency "$TEACHER_EVAL" ;;
-    student) timed student-trf python -m spacy distill "$runs/teacher-trf/model-best" "configs/${task}_ldnet.cfg" "$runs/student-trf" \
+    student) timed student-trf "$PYTHON" -m spacy distill "$runs/teacher-trf/model-best" "configs/${task}_ldnet.cfg" "$runs/student-trf" \
           $paths --paths.lm "$lm/model-best" --distillation.max_steps "$STUDENT_STEPS" ;;
     bench)
       bench nolm "$runs/nolm/model-best" $(spans_args) --train-cost "$runs/nolm/train_cost.json"
@@ -90,17 +92,17 @@ for stage in "$@"; do
       bench ldnet-pruned "$runs/ldnet-pruned" $(spans_args) --train-cost "$lm/train_cost.json" \
         --train-cost "$runs/ldnet/train_cost.json" --train-cost "$runs/ldnet-select/train_cost.json"
       if [ -d "$runs/spacy-cnn/model-best" ]; then
-        OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m spacy greenkd-bench-labeller "$runs/spacy-cnn/model-best" \
+        OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$PYTHON" -m spacy greenkd-bench-labeller "$runs/spacy-cnn/model-best" \
           "$corpus/test$ents.spacy" --system spacy-cnn -o "$results" --train-cost "$runs/spacy-cnn/train_cost.json"
       fi
       if [ "$task" = ner ]; then
         bench teacher-trf "$runs/teacher-trf/model-best" --repeats 1 --train-cost "$runs/teacher-trf/train_cost.json"
         bench student-trf "$runs/student-trf/model-best" --train-cost "$runs/student-trf/train_cost.json"
       fi
-      python benchmarks/render_table.py "$results"
-      python benchmarks/summarize_labeller.py --output benchmarks/results/labeller_checks.json ;;
+      "$PYTHON" benchmarks/render_table.py "$results"
+      "$PYTHON" benchmarks/summarize_labeller.py --output benchmarks/results/labeller_checks.json ;;
     profile)
-      OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python benchmarks/ldnet_profile.py "$runs/ldnet-pruned" "$runs/spacy-cnn/model-best" \
+      OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$PYTHON" benchmarks/ldnet_profile.py "$runs/ldnet-pruned" "$runs/spacy-cnn/model-best" \
         "$corpus/test.spacy" --output "benchmarks/results/ldnet_profile_$task.json" ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac

@@ -5,6 +5,8 @@
 # CNN tagger + parser. Systems whose model is missing are skipped with a note.
 # Usage: bash benchmarks/parser_distill_ewt.sh [BATCH_SIZE]
 set -uo pipefail
+# The interpreter to run (scripts/sh.py sets it to the one that runs `spacy project`).
+PYTHON=${PYTHON:-python}
 batch=${1:-256}
 out=benchmarks/results/parser_distill_ewt.json
 test=corpus/ud_en/en_ewt-ud-test.spacy
@@ -12,7 +14,7 @@ export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 HF_HUB_OFFLINE=1
 bench() {  # system model [extra args]
   local system=$1 model=$2; shift 2
   if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
-  python -m spacy greenkd-bench-parser "$model" "$test" --system "$system" -b "$batch" -o "$out" "$@"
+  "$PYTHON" -m spacy greenkd-bench-parser "$model" "$test" --system "$system" -b "$batch" -o "$out" "$@"
 }
 bench full training/full-goldpos-annealed/model-best --gold-pos \
   --train-cost training/full-goldpos/train_cost.json --train-cost training/full-goldpos-annealed/train_cost.json

@@ -10,6 +10,8 @@
 #   SUFFIX=-1k STUDENT_STEPS=1000 bash benchmarks/parser_distill_train.sh base-80 d-80-drop
 # trains training/base-80-1k and training/d-80-drop-1k beside the default budget's models.
 set -euo pipefail
+# The interpreter to run (scripts/sh.py sets it to the one that runs `spacy project`).
+PYTHON=${PYTHON:-python}
 export HF_HUB_OFFLINE=1
 FULL_STEPS=${FULL_STEPS:-3000}
 ANNEAL_STEPS=${ANNEAL_STEPS:-400}
@@ -28,23 +30,23 @@ full=training/full-goldpos-annealed/model-best
 timed() {  # name command...
   local name=$1; shift
   echo "== $(date -Is) $name: $*"
-  python scripts/timed.py "training/$name/train_cost.json" -- "$@"
+  "$PYTHON" scripts/timed.py "training/$name/train_cost.json" -- "$@"
   echo "== $(date -Is) $name done"
 }
 for stage in "$@"; do
   case $stage in
-    full) timed full-goldpos python -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
-    anneal) timed full-goldpos-annealed python -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
-    base-*) timed "$stage$SUFFIX" python -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage$SUFFIX" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
+    full) timed full-goldpos "$PYTHON" -m spacy train configs/parser_bilstm_goldpos.cfg --output training/full-goldpos $data --training.max_steps "$FULL_STEPS" --training.eval_frequency 200 ;;
+    anneal) timed full-goldpos-annealed "$PYTHON" -m spacy train configs/parser_bilstm_goldpos_anneal.cfg --output training/full-goldpos-annealed $data --paths.source training/full-goldpos/model-best --training.max_steps "$ANNEAL_STEPS" --training.eval_frequency 50 ;;
+    base-*) timed "$stage$SUFFIX" "$PYTHON" -m spacy train "configs/parser_student_${stage#base-}.cfg" --output "training/$stage$SUFFIX" $data --training.max_steps "$STUDENT_STEPS" --training.eval_frequency "$BASE_EVAL" ;;
     # Ours, not the paper's: the same distillation with the encoder's dropout (0.33) on,
     # as Base-x trains (the paper distils without dropout).
-    d-*-drop) x=${stage#d-}; x=${x%-drop}; timed "$stage$SUFFIX" python -m spacy distill "$full" "configs/parser_student_${x}.cfg" "training/$stage$SUFFIX" $data \
+    d-*-drop) x=${stage#d-}; x=${x%-drop}; timed "$stage$SUFFIX" "$PYTHON" -m spacy distill "$full" "configs/parser_student_${x}.cfg" "training/$stage$SUFFIX" $data \
         --distillation.max_steps "$STUDENT_STEPS" --distillation.dropout 0.33 ;;
-    d-*) timed "$stage$SUFFIX" python -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage$SUFFIX" $data --distillation.max_steps "$STUDENT_STEPS" ;;
-    teacher-trf) timed teacher-trf python -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
-    trf-cnn) timed trf-cnn python -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
+    d-*) timed "$stage$SUFFIX" "$PYTHON" -m spacy distill "$full" "configs/parser_student_${stage#d-}.cfg" "training/$stage$SUFFIX" $data --distillation.max_steps "$STUDENT_STEPS" ;;
+    teacher-trf) timed teacher-trf "$PYTHON" -m spacy train configs/parser_trf_teacher.cfg --output training/teacher-trf $data --training.max_steps "$TEACHER_STEPS" --training.optimizer.learn_rate.total_steps "$TEACHER_STEPS" --training.eval_frequency 200 ;;
+    trf-cnn) timed trf-cnn "$PYTHON" -m spacy distill training/teacher-trf/model-best configs/parser_cnn_raw_student.cfg training/trf-cnn $data --distillation.max_steps "$CNN_STEPS" ;;
     # The 20 % BiLSTM student of the transformer teacher, on words only (the teacher sees no POS).
-    trf-bilstm-20) timed trf-bilstm-20 python -m spacy distill training/teacher-trf/model-best configs/parser_student_20.cfg training/trf-bilstm-20 $data \
+    trf-bilstm-20) timed trf-bilstm-20 "$PYTHON" -m spacy distill training/teacher-trf/model-best configs/parser_student_20.cfg training/trf-bilstm-20 $data \
         --distillation.max_steps "$STUDENT_STEPS" --corpora.train.gold_pos false --corpora.dev.gold_pos false \
         --components.greenkd_parser.model.tok2vec.pos_width 0 ;;
     # The same student size, distilled on EWT train + the Brown corpus as unlabeled text
@@ -52,7 +54,7 @@ for stage in "$@"; do
     # trf-bilstm-20-brown-drop (ours): the same with the encoder's dropout (0.33) on while distilling, as d-x-drop.
     trf-bilstm-20-brown|trf-bilstm-20-brown-drop)
       drop=(); if [ "$stage" = trf-bilstm-20-brown-drop ]; then drop=(--distillation.dropout 0.33); fi
-      timed "$stage" python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "training/$stage" $data \
+      timed "$stage" "$PYTHON" -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "training/$stage" $data \
         --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$STUDENT_STEPS" "${drop[@]}" ;;
     # Ours: trf-bilstm-20-brown-drop trained on to LONG_STEPS steps in all. Its output is
     # copied and the copy resumed (spacy distill resumes from model-last: the averaged
@@ -62,9 +64,9 @@ for stage in "$@"; do
       src=training/trf-bilstm-20-brown-drop dst=training/trf-bilstm-20-brown-drop-long
       [ -f "$src/model-last/distill_state.json" ] || { echo "run the stage trf-bilstm-20-brown-drop first ($src/model-last is missing)" >&2; exit 2; }
       [ -d "$dst" ] || { cp -r "$src" "$dst.tmp" && rm -f "$dst.tmp/train_cost.json" && mv "$dst.tmp" "$dst"; }
-      timed "$stage" python -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "$dst" $data \
+      timed "$stage" "$PYTHON" -m spacy distill training/teacher-trf/model-best configs/parser_trf_student_20.cfg "$dst" $data \
         --paths.unlabeled "${UNLABELED:-assets/unlabeled/brown_untagged.txt.gz}" --distillation.max_steps "$LONG_STEPS" --distillation.dropout 0.33 ;;
-    spacy-cnn) timed spacy-cnn python -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
+    spacy-cnn) timed spacy-cnn "$PYTHON" -m spacy train configs/spacy_cnn_tagger_parser.cfg --output training/spacy-cnn $data --training.max_steps "$SPACY_STEPS" --training.eval_frequency 200 ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
 done

@@ -13,6 +13,8 @@
 #   in the transfer set), AUG_VARIANTS (trec: augmented variants per training question), IMDB_QUESTIONS
 #   (trec: 1 adds the questions of IMDB's unlabeled reviews to the transfer set, 0 not).
 set -euo pipefail
+# The interpreter to run (scripts/sh.py sets it to the one that runs `spacy project`).
+PYTHON=${PYTHON:-python}
 export HF_HUB_OFFLINE=${HF_HUB_OFFLINE:-1}
 task=${1:?usage: textcat_study.sh TASK [KEY=VALUE ...] STAGE...}; shift
 while [ $# -gt 0 ] && [[ $1 == *=* ]]; do export "${1?}"; shift; done
@@ -43,13 +45,13 @@ data="--paths.train $corpus/train.spacy --paths.dev $corpus/heldout.spacy"
 timed() {  # name command...
   local name=$1; shift
   echo "== $(date -Is) $task/$name: $*"
-  python scripts/timed.py "$runs/$name/train_cost.json" -- "$@"
+  "$PYTHON" scripts/timed.py "$runs/$name/train_cost.json" -- "$@"
   echo "== $(date -Is) $task/$name done"
 }
 bench() {  # system model steps [extra args]
   local system=$1 model=$2 steps=$3; shift 3
   if [ ! -d "$model" ]; then echo "skip $system: $model missing"; return; fi
-  OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 python -m spacy greenkd-bench-textcat "$model" "$corpus/eval.spacy" \
+  OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 "$PYTHON" -m spacy greenkd-bench-textcat "$model" "$corpus/eval.spacy" \
     --system "$system" -o "$results" --train-steps "$steps" "$@"
 }
 # The DAN that is pruned: KD+FT when it exists, else KD.
@@ -57,40 +59,40 @@ final_dan() { if [ -d "$runs/dan-kd-ft/model-best" ]; then echo "$runs/dan-kd-ft
 for stage in "$@"; do
   case $stage in
     convert)
-      python -m spacy greenkd-convert-textcat "$train_file" "$corpus/train.spacy" -f "$fmt" \
+      "$PYTHON" -m spacy greenkd-convert-textcat "$train_file" "$corpus/train.spacy" -f "$fmt" \
         --dev-output "$corpus/heldout.spacy" --dev-fraction "$heldout"
-      python -m spacy greenkd-convert-textcat "$eval_file" "$corpus/eval.spacy" -f "$fmt" ;;
+      "$PYTHON" -m spacy greenkd-convert-textcat "$eval_file" "$corpus/eval.spacy" -f "$fmt" ;;
     transfer)
       if [ "$task" = trec ]; then
-        python -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants "$AUG_VARIANTS" --seed 0
+        "$PYTHON" -m spacy greenkd-augment-text "$corpus/train.spacy" "$corpus/augmented.txt.gz" --variants "$AUG_VARIANTS" --seed 0
         # The questions of IMDB's unlabeled reviews (cased, like TREC): new words, which
         # variants of the training questions cannot add (the 2026-11-23 run had none).
         if [ "$IMDB_QUESTIONS" = 1 ]; then
-          python -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_cased.txt.gz" --keep-case --max-words 40
+          "$PYTHON" -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_cased.txt.gz" --keep-case --max-words 40
         fi
         { zcat "$corpus/augmented.txt.gz"
           zcat "$DATA/unlabeled/brown_untagged.txt.gz" "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" | grep -E '\?[[:space:]]*$' || true
           if [ "$IMDB_QUESTIONS" = 1 ]; then zcat "$corpus/imdb_unsup_cased.txt.gz" | grep -E '\?$' || true; fi
         } | gzip -n > "$corpus/transfer.txt.gz"
       else
-        python -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_sentences.txt.gz" \
+        "$PYTHON" -m spacy greenkd-split-text "$DATA/imdb/unsup.jsonl.gz" "$corpus/imdb_unsup_sentences.txt.gz" \
           --limit "$IMDB_SENTENCES" --max-words 60
         zcat "$DATA/unlabeled/movie_reviews_polarity2.txt.gz" "$corpus/imdb_unsup_sentences.txt.gz" | gzip -n > "$corpus/transfer.txt.gz"
       fi
       echo "transfer set: $(zcat "$corpus/transfer.txt.gz" | wc -l) texts in $corpus/transfer.txt.gz" ;;
-    teacher) timed teacher-trf python -m spacy train configs/textcat_trf_teacher.cfg --output "$runs/teacher-trf" $data \
+    teacher) timed teacher-trf "$PYTHON" -m spacy train configs/textcat_trf_teacher.cfg --output "$runs/teacher-trf" $data \
         --training.max_steps "$TEACHER_STEPS" ;;
-    scratch) timed dan-scratch python -m spacy train configs/textcat_dan.cfg --output "$runs/dan-scratch" $data \
+    scratch) timed dan-scratch "$PYTHON" -m spacy train configs/textcat_dan.cfg --output "$runs/dan-scratch" $data \
         --training.max_steps "$DAN_STEPS" ;;
-    kd) timed dan-kd python -m spacy distill "$runs/teacher-trf/model-best" configs/textcat_dan.cfg "$runs/dan-kd" $data \
+    kd) timed dan-kd "$PYTHON" -m spacy distill "$runs/teacher-trf/model-best" configs/textcat_dan.cfg "$runs/dan-kd" $data \
         --paths.unlabeled "$unlabeled" --paths.unlabeled_limit "$UNLABELED_LIMIT" --distillation.max_steps "$KD_STEPS" ;;
-    kd-ft) timed dan-kd-ft python -m spacy train configs/textcat_dan_ft.cfg --output "$runs/dan-kd-ft" $data \
+    kd-ft) timed dan-kd-ft "$PYTHON" -m spacy train configs/textcat_dan_ft.cfg --output "$runs/dan-kd-ft" $data \
         --paths.source "$runs/dan-kd/model-best" --training.max_steps "$FT_STEPS" ;;
-    bow) timed spacy-bow python -m spacy train configs/textcat_spacy_bow.cfg --output "$runs/spacy-bow" $data \
+    bow) timed spacy-bow "$PYTHON" -m spacy train configs/textcat_spacy_bow.cfg --output "$runs/spacy-bow" $data \
         --training.max_steps "$BOW_STEPS" ;;
     prune)
       for keep in 30 10 3; do
-        python -m spacy greenkd-prune-textcat "$(final_dan)" "$runs/dan-pruned-$keep" --keep "0.$(printf %02d "$keep")"
+        "$PYTHON" -m spacy greenkd-prune-textcat "$(final_dan)" "$runs/dan-pruned-$keep" --keep "0.$(printf %02d "$keep")"
       done ;;
     bench)
       bench teacher-trf "$runs/teacher-trf/model-best" "$TEACHER_STEPS" --train-cost "$runs/teacher-trf/train_cost.json" --repeats 1
@@ -101,7 +103,7 @@ for stage in "$@"; do
       bench dan-kd-brown "$runs/dan-kd-brown/model-best" "$KD_STEPS" --train-cost "$runs/dan-kd-brown/train_cost.json"
       bench dan-kd-ft "$runs/dan-kd-ft/model-best" "$FT_STEPS" --train-cost "$runs/dan-kd-ft/train_cost.json"
       for keep in 30 10 3; do bench "dan-pruned-$keep" "$runs/dan-pruned-$keep" 0; done
-      python benchmarks/render_table.py "$results" ;;
+      "$PYTHON" benchmarks/render_table.py "$results" ;;
     *) echo "unknown stage $stage" >&2; exit 2 ;;
   esac
 done

@@ -7,12 +7,13 @@ the same directory and renamed over the target (one atomic rename on POSIX).
 Directories (a spaCy pipeline, an LM checkpoint) take two renames, old out and new in;
 `recover_directory` undoes a kill between the two.
 """
+import gzip
 import os
 import shutil
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO, Callable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import srsly
 
@@ -37,6 +38,21 @@ def atomic_open(path: Path) -> Iterator[BinaryIO]:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def atomic_write_lines(path: Path, lines: Iterable[str]) -> int:
+    """Write one line per string, gzipped if ``path`` ends in .gz, atomically; RETURNS
+    the number of lines. The gzip header has no name and mtime 0, so the same lines
+    give the same bytes."""
+    count = 0
+    with atomic_open(path) as raw:
+        out = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if str(path).endswith(".gz") else raw
+        for line in lines:
+            out.write((line + "\n").encode("utf8"))
+            count += 1
+        if out is not raw:
+            out.close()
+    return count
 
 
 def atomic_write_bytes(path: Path, data: bytes) -> None:

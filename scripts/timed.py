@@ -18,6 +18,10 @@ def main(argv: list) -> int:
     if len(argv) < 3 or argv[1] != "--":
         sys.exit("usage: python scripts/timed.py OUT.json -- COMMAND [ARGS...]")
     out, command = argv[0], argv[2:]
+    if command[0] in ("python", "python3"):
+        # As `spacy project run` does for a command's leading python: this interpreter,
+        # not whichever one PATH finds.
+        command[0] = sys.executable
     start = time.perf_counter()
     code = subprocess.call(command)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

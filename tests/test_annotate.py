@@ -1,4 +1,6 @@
 """The teacher pass as its own step: shards, manifest, resume, and the Ray backend."""
+import importlib.util
+
 import numpy
 import pytest
 import spacy
@@ -101,8 +103,11 @@ def test_backend_errors_say_how_to_fix(teacher_dir, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    importlib.util.find_spec("ray") is None,
+    reason="needs the optional ray extra: pip install 'greenkd-spacy[ray]'",
+)
 def test_ray_backend_with_two_workers_matches_local_and_retries_a_killed_worker(teacher_dir, tmp_path, monkeypatch):
-    pytest.importorskip("ray")
     teacher = str(teacher_dir / "model")
     distill(teacher, raw_config(teacher_dir, tmp_path, cache="local"), None, annotate_only=True)
     local = only_cache(tmp_path / "local")

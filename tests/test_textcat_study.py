@@ -1,6 +1,7 @@
 """The text classification study's configs and script on tiny data: KD+FT sources the
 distilled DAN without rebuilding it, the baseline and teacher configs are valid, and the
 study script converts a task."""
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -73,9 +74,11 @@ def test_study_script_converts_a_task(tmp_path):
         (data / "trec" / name).write_text("\n".join(lines) + "\n", encoding="latin-1")
     work = tmp_path / "work"
     (work / "scripts").mkdir(parents=True)
+    # As project.yml runs it, with a PATH whose `python` (if any) is not this
+    # interpreter: the script must use the one it was started with.
     result = subprocess.run(
-        ["bash", str(REPO / "benchmarks/textcat_study.sh"), "trec", f"DATA={data}", "convert"],
-        capture_output=True, text=True, cwd=work,
+        [sys.executable, str(REPO / "scripts/sh.py"), str(REPO / "benchmarks/textcat_study.sh"), "trec", f"DATA={data}", "convert"],
+        capture_output=True, text=True, cwd=work, env=dict(os.environ, PATH="/usr/bin:/bin"),
     )
     assert result.returncode == 0, result.stdout + result.stderr
     train = list(DocBin().from_disk(work / "corpus/trec/train.spacy").get_docs(spacy.blank("en").vocab))

@@ -84,8 +84,14 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
         row["distillation_cost"] = {"annotation": annotation, "training": trainings, "phases": [str(p) for p in paths]}
     # One annotation entry per distilled component.
     row["teacher_annotation_cpu_seconds"] = sum((info or {}).get("cpu_seconds", 0.0) for info in annotation.values())
+    row["teacher_annotation_wall_seconds"] = sum((info or {}).get("wall_seconds", 0.0) for info in annotation.values())
     cpu = [training.get("cpu_seconds") for training in trainings]
     row["train_cpu_seconds"] = sum(cpu) if None not in cpu else None
+    wall = [training.get("wall_seconds") for training in trainings]
+    row["train_wall_seconds"] = round(sum(wall), 1) if None not in wall else None
+    steps = [training.get("steps") for training in trainings]
+    if None not in steps:
+        row["train_steps"] = max(steps)  # a resumed run counts its steps from the start
     return row
 
 

@@ -20,11 +20,11 @@ from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..training.augment import Augmenter
 from ..training.corpus import load_docs
-from ..atomic import atomic_open, atomic_write_bytes
+from ..atomic import atomic_open, atomic_write_bytes, atomic_write_lines
 from ..training.sentences import iter_sentences
 from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
 from .app import command
-from .bench import add_train_cost, stamp, write_row
+from .bench import add_distill_cost, add_train_cost, stamp, write_row
 
 
 @command("convert-textcat")
@@ -35,15 +35,22 @@ def convert_textcat_cli(
     labels: Optional[str] = typer.Option(None, "--labels", help="Comma-separated label set (default: the labels found)"),
     dev_output: Optional[Path] = typer.Option(None, "--dev-output", help="Also write a held-out slice here (for model selection)"),
     dev_fraction: float = typer.Option(0.1, "--dev-fraction", help="Share of docs held out for --dev-output"),
-    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split"),
+    seed: int = typer.Option(0, "--seed", help="Seed of the held-out split and of the --labeled sample"),
+    labeled: int = typer.Option(0, "--labeled", help="Keep the labels of only this many docs (a random sample, after the held-out split; 0: all)"),
+    unlabeled_output: Optional[Path] = typer.Option(None, "--unlabeled-output", help="With --labeled: write the texts of the other docs here, one per line (.txt or .txt.gz), as unlabeled text for distillation"),
     lang: str = typer.Option("en", "--lang", help="Language of the tokenizer"),
 ) -> None:
     """Convert labeled text classification data into a .spacy file with exclusive cats.
 
     Every doc gets all labels in doc.cats (1.0 for its label, 0.0 for the rest), as
     spaCy's textcat expects. A malformed line stops the conversion with its file and
-    line number.
+    line number. --labeled N with --unlabeled-output sets up the few-labels case that
+    distillation is for: N labeled docs, the rest as raw text for the teacher to label.
     """
+    if labeled < 0:
+        msg.fail("--labeled must be >= 0.", exits=1)
+    if labeled and unlabeled_output is None:
+        msg.fail("--labeled needs --unlabeled-output (where the other texts go).", exits=1)
     try:
         pairs = list(read_labeled(input_path, fmt))
     except ValueError as err:
@@ -60,7 +67,19 @@ def convert_textcat_cli(
         dev_ids = set(order[:n_dev])
         held_out = [p for i, p in enumerate(pairs) if i in dev_ids]
         pairs = [p for i, p in enumerate(pairs) if i not in dev_ids]
+    unlabeled: List = []
+    if labeled:
+        if labeled >= len(pairs):
+            msg.fail(f"--labeled {labeled} leaves nothing unlabeled: {input_path} has {len(pairs)} training docs.", exits=1)
+        order = list(range(len(pairs)))
+        random.Random(seed + 1).shuffle(order)
+        keep = set(order[:labeled])
+        unlabeled = [p for i, p in enumerate(pairs) if i not in keep]
+        pairs = [p for i, p in enumerate(pairs) if i in keep]
     nlp = spacy.blank(lang)
+    if unlabeled_output is not None:
+        written = atomic_write_lines(unlabeled_output, (" ".join(text.split()) for text, _ in unlabeled))
+        msg.good(f"Wrote {written} unlabeled texts to {unlabeled_output}")
     for path, part in ((output_path, pairs), (dev_output, held_out)):
         if path is None:
             continue
@@ -194,6 +213,7 @@ def bench_textcat_cli(
     min_docs: int = typer.Option(10000, "--min-docs", help="Docs per timed pass: the test texts are repeated up to this many, so small test sets time long enough (accuracy uses each text once)"),
     train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training"),
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
+    distill_summary: Optional[Path] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
@@ -213,6 +233,7 @@ def bench_textcat_cli(
     row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_train_cost(row, train_cost, train_steps)
+    add_distill_cost(row, distill_summary)
     if extra:
         row["note"] = extra
     stamp(row, model, data)

@@ -99,3 +99,33 @@ def test_bad_data_files_fail_with_file_and_line(tmp_path, args, content, expecte
     assert result.exit_code == 1
     assert f"data.txt, {expected}" in " ".join(result.output.split())
     assert not output.exists() or not any(output.iterdir())
+
+
+@pytest.mark.parametrize("factory", ["greenkd_parser", "greenkd_ner", "greenkd_chunker"])
+def test_uninitialized_component_says_call_initialize(factory):
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory)
+    with pytest.raises(ValueError, match="E042.*initialize"):
+        nlp("John lives in Paris .")
+
+
+def test_corpus_reader_names_an_empty_corrupt_or_docless_file(tmp_path):
+    from greenkd_spacy.training.corpus import create_corpus_reader, load_docs
+
+    nlp = spacy.blank("en")
+    (tmp_path / "empty.spacy").write_bytes(b"")
+    (tmp_path / "corrupt.spacy").write_bytes(b"not a DocBin")
+    DocBin().to_disk(tmp_path / "no-docs.spacy")
+    cases = {"empty.spacy": "E043", "corrupt.spacy": "E043", "no-docs.spacy": "E044"}
+    for name, code in cases.items():
+        with pytest.raises(ValueError, match=code) as err:
+            list(create_corpus_reader(tmp_path / name)(nlp))
+        assert name in str(err.value)
+        with pytest.raises(ValueError, match=code):
+            load_docs(tmp_path / name, nlp.vocab)
+    # In a directory, the bad file is the one named.
+    (tmp_path / "dir").mkdir()
+    DocBin(docs=[nlp("fine .")]).to_disk(tmp_path / "dir" / "a.spacy")
+    (tmp_path / "dir" / "b.spacy").write_bytes(b"")
+    with pytest.raises(ValueError, match="E043.*b.spacy"):
+        list(create_corpus_reader(tmp_path / "dir")(nlp))
