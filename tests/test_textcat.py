@@ -255,3 +255,47 @@ def test_key_index_probes_past_collisions():
     absent = numpy.array([(99 << 20) | 5, 6, 0], dtype="uint64")
     assert index.lookup(absent).tolist() == [-1, -1, -1]
     assert KeyIndex(numpy.zeros(0, dtype="uint64")).lookup(keys).tolist() == [-1] * len(keys)
+
+
+def test_convert_keeps_n_labels_and_writes_the_rest_as_raw_text(tmp_path):
+    """--labeled N: the few-labels setting of the quickstart, from any labeled file."""
+    import gzip
+
+    from typer.testing import CliRunner
+
+    from greenkd_spacy.cli.app import app
+
+    lines = [f"{c}:x question number {i} ?" for i, c in enumerate(["NUM", "HUM", "LOC"] * 10)]
+    (tmp_path / "t.label").write_text("\n".join(lines) + "\n", encoding="latin-1")
+    out, rest = tmp_path / "train.spacy", tmp_path / "rest.txt.gz"
+    args = ["convert-textcat", str(tmp_path / "t.label"), str(out), "-f", "trec",
+            "--dev-output", str(tmp_path / "dev.spacy"), "--dev-fraction", "0.1"]
+    result = CliRunner().invoke(app, args + ["--labeled", "7", "--unlabeled-output", str(rest)])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.blank("en")
+    labeled = [doc.text for doc in DocBin().from_disk(out).get_docs(nlp.vocab)]
+    dev = [doc.text for doc in DocBin().from_disk(tmp_path / "dev.spacy").get_docs(nlp.vocab)]
+    raw = gzip.open(rest, "rt", encoding="utf8").read().splitlines()
+    assert (len(labeled), len(dev), len(raw)) == (7, 3, 20)
+    assert sorted(labeled + dev + raw) == sorted(line.split(" ", 1)[1] for line in lines)
+    # --labeled without a place for the rest, or leaving nothing unlabeled, is refused.
+    assert CliRunner().invoke(app, args + ["--labeled", "7"]).exit_code == 1
+    too_many = CliRunner().invoke(app, args + ["--labeled", "27", "--unlabeled-output", str(rest)])
+    assert too_many.exit_code == 1 and "nothing unlabeled" in too_many.output
+
+
+def test_render_table_counts_the_teacher_in_a_distilled_rows_cpu():
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.spec_from_file_location("render_table", Path(__file__).parent.parent / "benchmarks/render_table.py")
+    render_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(render_table)
+    rows = [
+        {"system": "teacher", "docs_per_second": 10.0, "train_cpu_seconds": 100.0},
+        {"system": "student", "docs_per_second": 500.0, "train_cpu_seconds": 5.0, "teacher_annotation_cpu_seconds": 20.0},
+        {"system": "bow", "docs_per_second": 250.0, "train_cpu_seconds": 3.0},
+    ]
+    derived = {row["system"]: row for row in render_table.add_derived(rows, baseline="bow", teacher="teacher")}
+    assert derived["student"]["cpu_in_all"] == 125.0 and derived["bow"]["cpu_in_all"] == 3.0
+    assert derived["student"]["speed_ratio"] == "2.00x" and derived["teacher"]["speed_ratio"] == "0.0400x"
