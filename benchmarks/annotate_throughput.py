@@ -32,9 +32,9 @@ from spacy.tokens import DocBin  # noqa: E402
 from spacy.training import Example  # noqa: E402
 from spacy.util import load_config  # noqa: E402
 
-from greenkd_spacy.training.distill import distill  # noqa: E402
-from greenkd_spacy.training.teacher_cache import TeacherCache  # noqa: E402
-from greenkd_spacy.training.text_corpus import iter_texts  # noqa: E402
+from greenkd_spacy.distillation.loop import distill  # noqa: E402
+from greenkd_spacy.distillation.cache import TeacherCache  # noqa: E402
+from greenkd_spacy.data.text_corpus import iter_texts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 LABELS = ("NEGATIVE", "POSITIVE")

@@ -2,10 +2,7 @@
 from typing import List, NamedTuple, Optional, Tuple
 
 from spacy.tokens import Doc
-from thinc.api import Model
-from thinc.types import Floats2d, Floats3d, Ints1d, Ints2d
-
-EncoderT = Model[List[Doc], List[Floats2d]]
+from thinc.types import Floats3d, Ints1d, Ints2d
 
 # (doc index in the batch, first token, end token): one tree is built per segment.
 Segment = Tuple[int, int, int]

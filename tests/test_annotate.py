@@ -6,12 +6,12 @@ import pytest
 import spacy
 import srsly
 
-from greenkd_spacy.training.annotate import FAULT_ENV
-from greenkd_spacy.training.distill import distill
-from greenkd_spacy.training.teacher_cache import TeacherCache
+from greenkd_spacy.distillation.worker import FAULT_ENV
+from greenkd_spacy.distillation.loop import distill
+from greenkd_spacy.distillation.cache import TeacherCache
 
 from .test_distill import student_config
-from .util import save_trained_parser
+
 
 RAW = [
     "I like green eggs .",
@@ -25,13 +25,6 @@ RAW = [
     "I like the green anchovies .",
     "She ate .",
 ]
-
-
-@pytest.fixture(scope="module")
-def teacher_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("teacher")
-    save_trained_parser(path, "train.spacy")
-    return path
 
 
 def raw_config(teacher_dir, tmp_path, cache="cache", **distillation):

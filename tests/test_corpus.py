@@ -3,7 +3,7 @@ import pytest
 import spacy
 from spacy.tokens import Doc, DocBin
 
-from greenkd_spacy.training.corpus import create_corpus_reader
+from greenkd_spacy.data.corpus import create_corpus_reader
 
 
 @pytest.fixture

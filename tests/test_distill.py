@@ -12,12 +12,12 @@ from greenkd_spacy.models.sizes import (
     parser_parameters,
     scaled_parser_widths,
 )
-from greenkd_spacy.pipeline.distillable import kl_divergence
-from greenkd_spacy.training.distill import distill
-from greenkd_spacy.training.teacher_cache import TeacherCache
+from greenkd_spacy.distillation.contract import kl_divergence
+from greenkd_spacy.distillation.loop import distill
+from greenkd_spacy.distillation.cache import TeacherCache
 from greenkd_spacy.util import count_parameters
 
-from .util import SENTENCES, SMALL_PARSER, make_examples, save_trained_parser
+from .util import SENTENCES, SMALL_PARSER, make_examples
 
 STUDENT_CONFIG = """
 [paths]
@@ -145,13 +145,6 @@ def test_scaled_widths_hit_the_fraction_and_match_the_built_model():
     assert count_parameters(parser.model) == parser_parameters(widths, n_labels)
 
 
-@pytest.fixture(scope="module")
-def teacher_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("teacher")
-    save_trained_parser(path, "train.spacy")
-    return path
-
-
 def student_config(teacher_dir, tmp_path, **distillation):
     config = Config().from_str(STUDENT_CONFIG, interpolate=False)
     config["paths"]["train"] = str(teacher_dir / "train.spacy")
@@ -211,13 +204,13 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
 def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):
     teacher = spacy.load(teacher_dir / "model")
     student_labels = ["nsubj", "ROOT", "odd"]
-    from greenkd_spacy.pipeline.distillable import DistillableMixin
+    from greenkd_spacy.distillation.contract import DistillableMixin
 
     nlp = spacy.blank("en")
     parser = nlp.add_pipe("greenkd_parser", config={"model": copy.deepcopy(SMALL_PARSER)})
     parser.initialize(lambda: make_examples(nlp), nlp=nlp, labels=student_labels)
     with pytest.raises(ValueError, match="E011"):
-        parser.check_teacher(teacher.get_pipe("greenkd_parser"))
+        parser.check_labels(teacher.get_pipe("greenkd_parser"))
     assert isinstance(parser, DistillableMixin)
 
 
@@ -252,7 +245,7 @@ def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
 def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path):
     """Parser distillation on D_train + unlabeled text: the labeled part keeps its gold
     tokens (so gold heads line up), the raw lines are parsed as they are (KL only)."""
-    from greenkd_spacy.training.text_corpus import create_distill_reader
+    from greenkd_spacy.data.text_corpus import create_distill_reader
 
     nlp = spacy.blank("en")
     gold = spacy.tokens.Doc(nlp.vocab, words=["Don't", "go", "!"], spaces=[True, False, False], heads=[1, 1, 1], deps=["aux", "root", "punct"])

@@ -10,8 +10,8 @@ import torch
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from greenkd_spacy.training.conll import read_sentences, sentence_doc
-from greenkd_spacy.training.distill import distill
+from greenkd_spacy.data.conll import read_sentences, sentence_doc
+from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.training.lm_pretrain import pretrain_lm
 
 TINY_ENCODER = {"word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}

@@ -5,8 +5,8 @@ import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
 
-from greenkd_spacy.training.distill import distill
-from greenkd_spacy.training.text_corpus import read_labeled
+from greenkd_spacy.distillation.loop import distill
+from greenkd_spacy.data.labeled import read_labeled
 
 SMALL = {"model": {"max_ngrams": 500, "width": 16, "hidden_width": 16}}
 DATA = [
@@ -159,7 +159,7 @@ def test_augmented_transfer_set(tmp_path):
     import subprocess
     import sys
 
-    from greenkd_spacy.training.augment import Augmenter, word_class
+    from greenkd_spacy.data.augment import Augmenter, word_class
 
     texts = [t.split() for t, _ in DATA[:6]] + [["What", "is", "the", "capital", "of", "Peru", "?"]]
     vocab = {w for words in texts for w in words}
@@ -195,7 +195,7 @@ def test_split_text_writes_tokenised_sentences(tmp_path):
     import subprocess
     import sys
 
-    from greenkd_spacy.training.sentences import iter_sentences
+    from greenkd_spacy.data.sentences import iter_sentences
 
     reviews = [
         "I didn't like it.<br /><br />The Plot was thin, the acting worse. Ok.",

@@ -9,7 +9,7 @@ from spacy.tokens import DocBin
 from spacy.util import fix_random_seed
 from thinc.api import Config
 
-from greenkd_spacy.training.distill import distill
+from greenkd_spacy.distillation.loop import distill
 
 from .test_distill import STUDENT_CONFIG
 from .util import make_examples

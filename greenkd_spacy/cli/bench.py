@@ -13,7 +13,7 @@ from wasabi import msg
 
 from ..atomic import atomic_write_json
 from ..bench import bench_parser, disk_bytes
-from ..training.corpus import create_corpus_reader
+from ..data.corpus import create_corpus_reader
 from .app import command
 
 

@@ -5,7 +5,7 @@ import typer
 from spacy.cli.convert import convert
 from wasabi import msg
 
-from ..training.conllu import check_conllu
+from ..data.conllu import check_conllu
 from .app import command
 
 

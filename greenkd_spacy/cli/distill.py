@@ -8,7 +8,7 @@ from spacy.util import load_config
 from thinc.api import Config
 from wasabi import msg
 
-from ..training.distill import distill
+from ..distillation.loop import distill
 from .app import command
 
 

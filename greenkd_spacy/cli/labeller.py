@@ -19,8 +19,8 @@ from wasabi import msg
 from ..bench import disk_bytes, pipeline_parameters
 from ..errors import Warnings
 from ..pipeline.labeller import SequenceLabeller
-from ..training.conll import FORMATS, read_sentences, sentence_doc
-from ..training.corpus import load_docs
+from ..data.conll import FORMATS, read_sentences, sentence_doc
+from ..data.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
 from .app import command
 from .bench import add_train_cost, stamp, write_row

@@ -18,11 +18,12 @@ from wasabi import msg
 
 from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
-from ..training.augment import Augmenter
-from ..training.corpus import load_docs
+from ..data.augment import Augmenter
+from ..data.corpus import load_docs
 from ..atomic import atomic_open, atomic_write_bytes, atomic_write_lines
-from ..training.sentences import iter_sentences
-from ..training.text_corpus import LABELED_FORMATS, docs_from_labeled, iter_texts, labels_of, read_labeled
+from ..data.sentences import iter_sentences
+from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
+from ..data.text_corpus import iter_texts
 from .app import command
 from .bench import add_distill_cost, add_train_cost, stamp, write_row
 

@@ -24,8 +24,8 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
-from ..training.teacher_cache import doc_key
-from .distillable import DistillableMixin, validate_distillation_examples
+from ..distillation.contract import DistillableMixin, validate_distillation_examples
+from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_tag_marginals
 from .serialize import ShapedFromCfgMixin
 
 DEFAULT_LABELLER_MODEL_CONFIG = """
@@ -315,7 +315,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     # ------------------------------------------------------------------ distill
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        if not isinstance(teacher_pipe, (SequenceLabeller, CachedLabellerTeacher)):
+        if not isinstance(teacher_pipe, SequenceLabeller):
             raise ValueError(
                 Errors.E010.format(
                     teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
@@ -331,10 +331,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         """The teacher's per-token tag marginals (float16), one record per doc."""
         _, marginals = teacher_pipe.predict_marginals(teacher_docs)
-        return {doc_key(eg.predicted): {"marginals": m.astype("float16")} for eg, m in zip(examples, marginals)}
-
-    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> "CachedLabellerTeacher":
-        return CachedLabellerTeacher(teacher_pipe.name, teacher_pipe.labels, records)
+        return encode_tag_marginals([eg.predicted for eg in examples], marginals)
 
     def distill(self, teacher_pipe: Any, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """T^2 KL(teacher || student) on per-token tag marginals, + gold_weight x CRF NLL
@@ -345,7 +342,10 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         validate_distillation_examples(examples, f"{type(self).__name__}.distill")
         if not examples:
             return losses
-        _, teacher = teacher_pipe.predict_marginals([eg.reference for eg in examples])
+        if isinstance(teacher_pipe, CachedTeacher):
+            teacher = decode_tag_marginals(teacher_pipe, [eg.reference for eg in examples])
+        else:
+            _, teacher = teacher_pipe.predict_marginals([eg.reference for eg in examples])
         targets: Dict[str, Any] = {"teacher": teacher, "temperature": self.temperature, "gold_weight": self.gold_weight}
         if self.gold_weight > 0:
             gold, has_gold = self._gold_tags(examples)
@@ -353,20 +353,6 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
                 targets.update(gold=gold, has_gold=has_gold)
         losses[self.name] += self._step([eg.predicted for eg in examples], targets, drop, sgd)
         return losses
-
-    def get_teacher_student_loss(self, teacher_scores: Sequence[numpy.ndarray], student_scores: Sequence[numpy.ndarray]) -> Tuple[float, List[numpy.ndarray]]:
-        """KL(teacher || student) per token on tag marginals, mean over tokens, and its
-        gradient with respect to the student's marginals (for inspection; training
-        differentiates through the CRF in `distill`)."""
-        total, n, grads = 0.0, 0, []
-        for p, q in zip(teacher_scores, student_scores):
-            p = numpy.clip(numpy.asarray(p, dtype="float64"), 1e-8, 1)
-            q = numpy.clip(numpy.asarray(q, dtype="float64"), 1e-8, 1)
-            total += float((p * (numpy.log(p) - numpy.log(q))).sum())
-            n += len(p)
-            grads.append(-p / q)
-        n = max(1, n)
-        return total / n, [g / n for g in grads]
 
     # ------------------------------------------------------------------ initialize
 
@@ -475,24 +461,6 @@ class ChunkLabeller(SequenceLabeller):
 
     def write_spans(self, doc: Doc, spans: List[Span]) -> None:
         doc.spans[self.spans_key] = spans
-
-
-class CachedLabellerTeacher:
-    """Stands in for the teacher labeller, answering from cached tag marginals."""
-
-    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict]):
-        self.name = name
-        self.labels = tuple(labels)
-        self.records = records
-
-    def predict_marginals(self, docs: Sequence[Doc]):
-        marginals = []
-        for doc in docs:
-            record = self.records.get(doc_key(doc))
-            if record is None:
-                raise KeyError(Errors.E022.format(text=doc.text[:40]))
-            marginals.append(numpy.asarray(record["marginals"], dtype="float32"))
-        return None, marginals
 
 
 def load_pretrained_lm(path) -> Tuple[Dict[str, Any], Dict[str, torch.Tensor]]:

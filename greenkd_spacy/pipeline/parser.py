@@ -15,10 +15,10 @@ from thinc.types import Floats3d, Ints2d
 
 from ..errors import Errors
 from ..models.parser import ensure_head
-from ..training.teacher_cache import CachedParserTeacher, parser_records
+from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
+from ..distillation.targets import CachedTeacher, decode_head_distributions, encode_head_distributions
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
-from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 from .segments import doc_segments
 
 DEFAULT_PARSER_MODEL_CONFIG = """
@@ -339,8 +339,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         Loss: T^2 KL on head distributions + T^2 KL on label distributions, plus
         gold_weight x cross-entropy on gold heads and labels where the reference has
         them (unlabeled text: KL only).
-        teacher_pipe: A greenkd_parser, or anything with the same `teacher_targets`
-            and `labels` (e.g. the on-disk teacher cache).
+        teacher_pipe: A greenkd_parser, or the CachedTeacher the distillation loop
+            passes (its head distributions come from the teacher pass).
         examples (Iterable[Example]): predicted = the student's docs; reference = the
             same tokens, with gold annotation where available.
         RETURNS (Dict[str, float]): The updated losses.
@@ -354,7 +354,10 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         if not segments:
             return losses
         docs = [eg.predicted for eg in examples]
-        targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
+        if isinstance(teacher_pipe, CachedTeacher):
+            targets = decode_head_distributions(teacher_pipe, docs, segments, gold[0])
+        else:
+            targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
         set_dropout_rate(self.model, drop)
         scores, backprop = self.model.begin_update(
             ParserInput(docs, segments, targets.label_heads)
@@ -390,6 +393,19 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         )
         return arc_loss + label_loss, (d_arc, d_label)
 
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        """Only a greenkd_parser gives head and label distributions (E010 otherwise).
+        Checked before the student is initialized with the teacher's labels."""
+        if not isinstance(teacher_pipe, BiaffineParser):
+            raise ValueError(
+                Errors.E010.format(
+                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
+                    kind=type(teacher_pipe).__name__,
+                    student=self.name,
+                    expected="greenkd_parser",
+                )
+            )
+
     def teacher_settings(self) -> Dict:
         """What, besides the teacher and the corpus, shapes the cached targets."""
         return {"kind": "parser", "max_sentence_length": self.cfg["max_sentence_length"]}
@@ -398,15 +414,12 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
     ) -> Dict[str, Dict]:
         """The teacher's head and label distributions for a batch, compressed to the
-        top-k heads per token, one cache record per doc (see teacher_cache)."""
+        top-k heads per token, one cache record per doc (distillation/targets.py)."""
         segments, gold = self._gold(examples)
         if not segments:
             return {}
         targets = teacher_pipe.teacher_targets(teacher_docs, segments, gold[0])
-        return parser_records(teacher_docs, segments, targets, top_k)
-
-    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> CachedParserTeacher:
-        return CachedParserTeacher(teacher_pipe.name, teacher_pipe.labels, records)
+        return encode_head_distributions(teacher_docs, segments, targets, top_k)
 
     def initialize(
         self,

@@ -15,7 +15,7 @@ the threshold and the textcat scorers behave exactly as in spaCy. What differs:
   T, plus cross-entropy on gold labels where a doc has them.
 """
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy
 import torch
@@ -31,10 +31,10 @@ from thinc.types import Floats2d
 from ..errors import Errors
 from ..models.dan import dan_module, ensure_dan
 from ..models.ngrams import NgramTable
-from ..training.text_corpus import iter_texts
-from ..training.teacher_cache import doc_key
+from ..data.text_corpus import iter_texts
+from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
+from ..distillation.targets import CachedTeacher, decode_class_probs, encode_class_probs
 from .serialize import ShapedFromCfgMixin
-from .distillable import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 
 DEFAULT_DAN_MODEL_CONFIG = """
 [model]
@@ -207,7 +207,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         """The teacher must be a text classifier of the same kind with the same labels."""
-        is_textcat = isinstance(teacher_pipe, (TextCategorizer, CachedTextcatTeacher))
+        is_textcat = isinstance(teacher_pipe, TextCategorizer)
         teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
             teacher_pipe, "multilabel", False
         )
@@ -222,6 +222,15 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
                 )
             )
 
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        """The teacher's labels and, for a binary task, its positive label (which
+        spaCy's textcat scorer reports)."""
+        settings = DistillableMixin.settings_from_teacher(self, teacher_pipe)
+        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
+        if positive_label:
+            settings["positive_label"] = positive_label
+        return settings
+
     def teacher_settings(self) -> Dict[str, Any]:
         """What, besides the teacher and the corpus, shapes the cached targets."""
         return {"kind": "textcat", "multilabel": self.multilabel}
@@ -231,10 +240,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     ) -> Dict[str, Dict]:
         """The teacher's class probabilities for a batch, one cache record per doc."""
         probs = numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32")
-        return {doc_key(eg.predicted): {"probs": row} for eg, row in zip(examples, probs)}
-
-    def cached_teacher(self, teacher_pipe: Any, records: Dict[str, Dict]) -> "CachedTextcatTeacher":
-        return CachedTextcatTeacher(teacher_pipe.name, teacher_pipe.labels, records, self.multilabel)
+        return encode_class_probs([eg.predicted for eg in examples], probs)
 
     def distill(
         self,
@@ -258,7 +264,11 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         validate_distillation_examples(examples, f"{type(self).__name__}.distill")
         if not examples:
             return losses
-        teacher_probs = teacher_class_probs(teacher_pipe, [eg.reference for eg in examples])
+        docs = [eg.reference for eg in examples]
+        if isinstance(teacher_pipe, CachedTeacher):
+            teacher_probs = decode_class_probs(teacher_pipe, docs)
+        else:  # spaCy's text classifiers and ours predict probabilities
+            teacher_probs = numpy.asarray(teacher_pipe.predict(docs), dtype="float32")
         set_dropout_rate(self.model, drop)
         logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
         loss, d_logits = self.get_teacher_student_loss(teacher_probs, logits)
@@ -389,30 +399,6 @@ class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
         """As DANTextCategorizer.initialize, without positive_label."""
         self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
         MultiLabel_TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels)
-
-
-class CachedTextcatTeacher:
-    """Stands in for the teacher text classifier, answering from cached records."""
-
-    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict], multilabel: bool):
-        self.name = name
-        self.labels = tuple(labels)
-        self.records = records
-        self.multilabel = multilabel
-
-    def predict(self, docs: Sequence[Doc]) -> numpy.ndarray:
-        rows = []
-        for doc in docs:
-            record = self.records.get(doc_key(doc))
-            if record is None:
-                raise KeyError(Errors.E022.format(text=doc.text[:40]))
-            rows.append(numpy.asarray(record["probs"], dtype="float32"))
-        return numpy.stack(rows) if rows else numpy.zeros((0, len(self.labels)), dtype="float32")
-
-
-def teacher_class_probs(teacher_pipe: Any, docs: Sequence[Doc]) -> numpy.ndarray:
-    """The teacher's probabilities (spaCy's text classifiers predict probabilities)."""
-    return numpy.asarray(teacher_pipe.predict(list(docs)), dtype="float32")
 
 
 def binary_kl_divergence(p: numpy.ndarray, logits: numpy.ndarray, temperature: float) -> Tuple[float, numpy.ndarray]:

@@ -25,7 +25,7 @@ from tqdm import tqdm
 
 from ..atomic import recover_directory, write_directory
 from ..models.pytorch.dense_lm import DenseLM
-from .text_corpus import iter_texts
+from ..data.text_corpus import iter_texts
 
 SPECIALS = ["<unk>", "<s>"]
 

@@ -11,19 +11,12 @@ from typer.testing import CliRunner
 
 from greenkd_spacy.cli.app import app
 from greenkd_spacy.models.torch_bridge import load_weights_only
-from greenkd_spacy.training.distill import distill
+from greenkd_spacy.distillation.loop import distill
 
 from ..test_distill import student_config
-from ..util import save_tiny_source, save_trained_parser
+from ..util import save_tiny_source
 
 COMPONENTS = ["greenkd_parser", "greenkd_textcat", "greenkd_ner", "greenkd_chunker"]
-
-
-@pytest.fixture(scope="module")
-def teacher_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("teacher")
-    save_trained_parser(path, "train.spacy")
-    return path
 
 
 def listener_student(teacher_dir, tmp_path, listener_width):

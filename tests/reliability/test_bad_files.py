@@ -7,7 +7,7 @@ from spacy.tokens import DocBin
 from typer.testing import CliRunner
 
 from greenkd_spacy.cli.app import app
-from greenkd_spacy.training.conllu import check_conllu
+from greenkd_spacy.data.conllu import check_conllu
 
 GOOD = [
     "# text = I can't go",
@@ -110,7 +110,7 @@ def test_uninitialized_component_says_call_initialize(factory):
 
 
 def test_corpus_reader_names_an_empty_corrupt_or_docless_file(tmp_path):
-    from greenkd_spacy.training.corpus import create_corpus_reader, load_docs
+    from greenkd_spacy.data.corpus import create_corpus_reader, load_docs
 
     nlp = spacy.blank("en")
     (tmp_path / "empty.spacy").write_bytes(b"")

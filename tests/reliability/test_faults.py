@@ -19,12 +19,12 @@ import spacy
 import srsly
 
 from ..test_distill import predictions, student_config
-from ..util import save_trained_parser
+
 
 DRIVER = textwrap.dedent(
     """
     import os, runpy, signal, sys
-    import greenkd_spacy.training.distill as loop
+    import greenkd_spacy.distillation.loop as loop
 
     where = os.environ.get("KILL_AT")
     if where == "annotation":
@@ -51,13 +51,6 @@ DRIVER = textwrap.dedent(
     runpy.run_module("spacy", run_name="__main__")
     """
 )
-
-
-@pytest.fixture(scope="module")
-def teacher_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("teacher")
-    save_trained_parser(path, "train.spacy")
-    return path
 
 
 def run_distill(tmp_path, teacher_dir, output, kill_at=None):

@@ -25,8 +25,10 @@ from thinc.api import Config, Optimizer
 
 from ..atomic import atomic_write_json, recover_directory, write_directory
 from ..errors import Errors
-from .annotate import annotate, load_teacher, teacher_docs  # noqa: F401  (teacher_docs: public)
-from .teacher_cache import Fingerprint, TeacherCache
+from .annotate import annotate
+from .cache import Fingerprint, TeacherCache
+from .targets import CachedTeacher
+from .worker import load_teacher
 
 STATE_FILE = "distill_state.json"
 
@@ -192,7 +194,7 @@ def distill(
     output_path (Optional[Path]): Where model-best, model-last and the state go.
     resume (bool): Continue from output_path/model-last if a previous run left one.
     annotate_only (bool): Stop after the teacher pass (the cache is complete).
-    backend (str): Who runs the teacher pass: "local" or "ray" (training/annotate.py).
+    backend (str): Who runs the teacher pass: "local" or "ray" (annotate.py).
     workers (int): Ray workers (actors) for backend="ray".
     address (Optional[str]): Ray cluster address; None starts a local Ray.
     RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
@@ -208,12 +210,9 @@ def distill(
         pipe.check_teacher_kind(teacher_pipe)
     # The student's labels come from the teacher.
     init_config = student.config
-    for name, _, teacher_pipe in pairs:
+    for name, pipe, teacher_pipe in pairs:
         settings = dict(init_config["initialize"]["components"].get(name) or {})
-        settings["labels"] = list(teacher_pipe.labels)
-        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
-        if positive_label:
-            settings["positive_label"] = positive_label
+        settings.update(pipe.settings_from_teacher(teacher_pipe))
         init_config["initialize"]["components"][name] = settings
     student.config = init_config
     dot_names = [D["corpus"], T["dev_corpus"]]
@@ -245,7 +244,7 @@ def distill(
                 student_config=student.config, stderr=stderr,
             )
         if not annotate_only:
-            teachers[name] = pipe.cached_teacher(teacher_pipe, cache.records())
+            teachers[name] = CachedTeacher(teacher_pipe.name, teacher_pipe.labels, cache.records())
     if annotate_only:
         return student, summary
 

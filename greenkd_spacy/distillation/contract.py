@@ -6,7 +6,7 @@ written against it carries over. What the papers need on top: a temperature appl
 both distributions (the loss is scaled by T^2 so its gradient does not shrink with T),
 and a gold cross-entropy term added where the corpus has gold annotation.
 """
-from typing import Any, Sequence, Tuple
+from typing import Any, Dict, Sequence, Tuple
 
 import numpy
 from spacy.training import Example
@@ -49,11 +49,22 @@ def kl_divergence(
 
 
 class DistillableMixin:
-    """Shared parts of `distill()` for greenkd components.
+    """The component side of distillation, the same for every greenkd component.
 
-    A component sets ``distill_temperature`` and ``distill_gold_weight`` in its cfg (the
-    distillation loop copies them from the [distillation] section) and implements
-    `distill` and `get_teacher_student_loss`.
+    What a component implements (the loop calls nothing else, and names no component):
+    - `check_teacher_kind(teacher_pipe)`: stop before the teacher pass if that teacher
+      cannot teach this student (E010);
+    - `teacher_settings()`: what, besides teacher and corpus, shapes the cached targets
+      (part of the cache fingerprint);
+    - `teacher_records(teacher_pipe, teacher_docs, examples, top_k)`: the teacher's
+      targets for a batch, encoded by the codec of this component's kind (targets.py);
+    - `distill(teacher_pipe, examples, *, drop, sgd, losses)` with spaCy v4's name and
+      arguments; `teacher_pipe` is a live teacher component or the loop's
+      `CachedTeacher`. Where the loss is on the component's own scores (parser,
+      textcat) it is v4's `get_teacher_student_loss(teacher_scores, student_scores)`;
+      the labeller's KL on tag marginals is differentiated through its CRF in `distill`.
+    Shared here: the temperature and gold weight the loop copies into cfg from
+    [distillation], the label check and the initialize settings taken from the teacher.
     """
 
     name: str
@@ -71,23 +82,10 @@ class DistillableMixin:
     def gold_weight(self) -> float:
         return float(self.cfg.get("distill_gold_weight", 1.0))
 
-    def check_teacher(self, teacher_pipe: Any) -> None:
-        """Stop before training if the teacher cannot teach this student."""
-        self.check_teacher_kind(teacher_pipe)
-        self.check_labels(teacher_pipe)
-
-    def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        """The teacher component must produce this head's distributions. Checked before
-        the student is initialized with the teacher's labels."""
-        if not hasattr(teacher_pipe, "teacher_targets"):
-            raise ValueError(
-                Errors.E010.format(
-                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
-                    kind=type(teacher_pipe).__name__,
-                    student=self.name,
-                    expected=type(self).__name__,
-                )
-            )
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        """[initialize.components.NAME] settings the student takes from its teacher: its
+        labels, in the teacher's order (cached distributions are indexed by position)."""
+        return {"labels": list(teacher_pipe.labels)}
 
     def check_labels(self, teacher_pipe: Any) -> None:
         """Student and teacher must have the same labels in the same order: the cached

@@ -6,36 +6,25 @@ teacher's weights, the corpus content and the settings that shape the targets; a
 changed teacher or corpus gets a new directory and never reads stale targets.
 
 Layout: ``CACHE_ROOT/<fingerprint>/shard-00000.msgpack`` ... plus ``manifest.json`` with,
-per finished shard, its example range, rows, teacher fingerprint and SHA-256 (written
-by training/annotate.py, locally or by Ray workers). Each shard and the manifest are written to a
+per finished shard, its example range, rows, teacher fingerprint and SHA-256 (shards
+written by worker.py, locally or on Ray; the manifest by annotate.py). Each shard and the manifest are written to a
 temporary file and renamed into place, so a killed run leaves either a whole shard or
 none; a shard whose checksum does not match is rebuilt, not trusted.
 
-Parser records are compact: for each token the top-k head log-probabilities (float16)
-with their head indices, the label log-probabilities at the label head, and that head.
+What a record holds is the business of the target codecs (targets.py); the cache only
+stores msgpack shards of records keyed by targets.doc_key.
 """
 import hashlib
 import json
 from pathlib import Path
-from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 import numpy
 import srsly
 import torch
-from spacy.tokens import Doc
 from thinc.api import Model
 
 from ..atomic import atomic_write_bytes
-from ..types import ParserTargets, Segment
-
-# Teacher log-probability given to heads outside the cached top-k.
-ABSENT_LOGPROB = -1e4
-
-
-def doc_key(doc: Doc) -> str:
-    """Identify a doc by its words, so any reader of the same corpus finds its row."""
-    return hashlib.sha1("\x1f".join(token.text for token in doc).encode("utf8")).hexdigest()
-
 
 class Fingerprint:
     """Incremental SHA-256 over everything that determines the teacher targets."""
@@ -140,14 +129,6 @@ class TeacherCache:
             return False
         return hashlib.sha256(path.read_bytes()).hexdigest() == entry["sha256"]
 
-    def write_shard(self, index: int, records: Dict[str, Dict], meta: Optional[Dict] = None) -> None:
-        data = srsly.msgpack_dumps(records)
-        atomic_write_bytes(self.shard_path(index), data)
-        entry = {"rows": len(records), "sha256": hashlib.sha256(data).hexdigest()}
-        if meta:
-            entry.update(meta)
-        self.add_shard(index, entry)
-
     def add_shard(self, index: int, entry: Dict) -> None:
         """Vouch for a shard a worker has written: its entry (rows, sha256, example
         range, ...) goes into the manifest, which only the driver writes."""
@@ -182,94 +163,3 @@ def shards(items: Iterable, size: int) -> Iterator[Tuple[int, List]]:
             batch = []
     if batch:
         yield index, batch
-
-
-# ---------------------------------------------------------------------- parser records
-
-
-def parser_records(
-    docs: Sequence[Doc], segments: Sequence[Segment], targets: ParserTargets, top_k: int
-) -> Dict[str, Dict]:
-    """Compress padded parser targets into one record per doc."""
-    per_doc: Dict[int, List[int]] = {}
-    for s, (d, _, _) in enumerate(segments):
-        per_doc.setdefault(d, []).append(s)
-    records = {}
-    for d, rows in per_doc.items():
-        bounds, arc_idx, arc_logp, label_logp, label_heads = [], [], [], [], []
-        for s in rows:
-            _, start, end = segments[s]
-            n = end - start
-            k = min(top_k, n + 1) if top_k > 0 else n + 1
-            arcs = targets.arc_logprobs[s, :n, : n + 1]
-            idx = numpy.argsort(-arcs, axis=1)[:, :k]
-            bounds.append((start, end))
-            arc_idx.append(idx)
-            arc_logp.append(numpy.take_along_axis(arcs, idx, axis=1))
-            label_logp.append(targets.label_logprobs[s, :n])
-            label_heads.append(targets.label_heads[s, :n])
-        width = max(a.shape[1] for a in arc_idx)
-        arc_idx = [numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1) for a in arc_idx]
-        arc_logp = [
-            numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=ABSENT_LOGPROB)
-            for a in arc_logp
-        ]
-        records[doc_key(docs[d])] = {
-            "segments": [list(b) for b in bounds],
-            "arc_idx": numpy.concatenate(arc_idx).astype("int16"),
-            "arc_logp": numpy.concatenate(arc_logp).astype("float16"),
-            "label_logp": numpy.concatenate(label_logp).astype("float16"),
-            "label_heads": numpy.concatenate(label_heads).astype("int16"),
-        }
-    return records
-
-
-class CachedParserTeacher:
-    """Stands in for a teacher greenkd_parser, answering from cached records."""
-
-    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict]):
-        self.name = name
-        self.labels = tuple(labels)
-        self.records = records
-
-    def teacher_targets(
-        self, docs: List[Doc], segments: List[Segment], gold_heads: numpy.ndarray
-    ) -> ParserTargets:
-        n_sents, max_len = gold_heads.shape
-        n_labels = len(self.labels)
-        arc = numpy.full((n_sents, max_len, max_len + 1), ABSENT_LOGPROB, dtype="float32")
-        label = numpy.zeros((n_sents, max_len, n_labels), dtype="float32")
-        heads = numpy.full((n_sents, max_len), -1, dtype="int64")
-        cursor: Dict[int, Tuple[Dict, Dict[Tuple[int, int], int]]] = {}
-        for s, (d, start, end) in enumerate(segments):
-            if d not in cursor:
-                record = self.records.get(doc_key(docs[d]))
-                if record is None:
-                    raise KeyError(
-                        f"(greenkd-spacy) The teacher cache has no entry for doc {d} "
-                        f"('{docs[d].text[:40]}...'). The cache was built for another "
-                        "corpus: delete the cache directory or rerun `spacy distill`, "
-                        "which rebuilds it."
-                    )
-                offsets, position = {}, 0
-                for a, b in record["segments"]:
-                    offsets[(a, b)] = position
-                    position += b - a
-                cursor[d] = (record, offsets)
-            record, offsets = cursor[d]
-            if (start, end) not in offsets:
-                raise KeyError(
-                    f"(greenkd-spacy) Sentence {start}-{end} of doc {d} is not in the "
-                    "teacher cache: the student segments sentences differently from the "
-                    "run that built it (max_sentence_length?). Delete the cache to rebuild."
-                )
-            n = end - start
-            rows = slice(offsets[(start, end)], offsets[(start, end)] + n)
-            idx = record["arc_idx"][rows].astype("int64")
-            logp = record["arc_logp"][rows].astype("float32")
-            valid = idx >= 0
-            token_rows = numpy.nonzero(valid)[0]
-            arc[s, token_rows, idx[valid]] = logp[valid]
-            label[s, :n] = record["label_logp"][rows]
-            heads[s, :n] = record["label_heads"][rows]
-        return ParserTargets(arc, label, heads)

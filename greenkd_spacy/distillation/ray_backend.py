@@ -14,7 +14,7 @@ docs/annotation.md.
 from typing import Any, Callable, Dict, Iterator, Optional
 
 from ..errors import Errors
-from .annotate import AnnotationJob, ShardWorker, Task, encode_examples
+from .worker import AnnotationJob, ShardWorker, Task, encode_examples
 
 MAX_RESTARTS = 3
 

@@ -1,0 +1,135 @@
+"""The teacher pass: a corpus through a teacher into the teacher cache, shard by shard.
+
+Distillation reads soft targets, not the teacher, and the teacher pass is the step that
+outgrows one machine when the corpus does (the DAN paper distils on 10^7-10^8 docs).
+The driver reads the corpus once, in the student's tokenization, and cuts it into
+shards of `shard_size` examples; each unfinished shard becomes one task for a backend:
+
+- ``local``: this process runs the shards one after another.
+- ``ray``: Ray actors (``pip install greenkd-spacy[ray]``; see ray_backend.py), each
+  a worker.py ShardWorker loading the teacher once and writing its shards into the cache directory, which must
+  be a path every worker sees.
+
+Workers write shard files atomically and return the file's checksum; only the driver
+writes the manifest, after a shard has come back. A reader therefore never trusts a
+shard the manifest does not vouch for, a rerun skips every shard the manifest lists,
+and a shard lost with a killed worker is simply run again.
+"""
+import os
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, Optional, Union
+
+from spacy.language import Language
+from spacy.training import Example
+from thinc.api import Config
+from tqdm import tqdm
+
+from ..errors import Errors
+from .cache import TeacherCache, shards
+from .worker import FAULT_ENV, AnnotationJob, RecordMaker, Task, annotate_shard
+
+BACKENDS = ("local", "ray")
+
+
+def run_local(maker: RecordMaker, job: AnnotationJob, tasks: Iterator[Task], on_done: Callable[[Dict], None]) -> None:
+    for index, first, examples in tasks:
+        on_done(annotate_shard(maker, job.directory, job.fingerprint, index, first, examples))
+
+
+def annotate(
+    teacher: Language,
+    student_pipe: Any,
+    teacher_pipe: Any,
+    examples: Iterable[Example],
+    cache: TeacherCache,
+    *,
+    top_k: int,
+    shard_size: int,
+    settings: Optional[Dict[str, Any]] = None,
+    batch_size: int = 64,
+    total: Optional[int] = None,
+    backend: str = "local",
+    workers: int = 1,
+    address: Optional[str] = None,
+    teacher_path: Optional[Union[str, Path]] = None,
+    student_config: Optional[Config] = None,
+    threads: int = 1,
+    stderr: IO = sys.stderr,
+) -> Dict[str, Any]:
+    """Stream the corpus through the teacher into the cache, shard by shard.
+
+    backend ("local" | "ray"): who labels the shards. "ray" needs `teacher_path` (the
+        workers load the teacher themselves), `student_config`, and a cache directory
+        that every worker can write to.
+    workers (int): Ray actors to start (one CPU and `threads` torch threads each).
+    address (Optional[str]): A running Ray cluster ("auto", "ray://head:10001"); None
+        starts a local one with `workers` CPUs.
+    RETURNS (Dict[str, Any]): Wall and CPU seconds of the driver, docs, words labelled
+        in this run, words/s, and how many docs earlier runs had already labelled.
+    """
+    if backend not in BACKENDS:
+        raise ValueError(Errors.E036.format(backend=backend, backends=BACKENDS))
+    settings = dict(settings if settings is not None else student_pipe.teacher_settings())
+    job = AnnotationJob(
+        teacher=str(teacher_path or ""),
+        teacher_pipe=teacher_pipe.name,
+        student_config=student_config.to_str() if student_config is not None else "",
+        student_pipe=student_pipe.name,
+        student_cfg=student_pipe.settings_from_teacher(teacher_pipe),
+        settings=settings,
+        fingerprint=cache.fingerprint,
+        directory=str(cache.directory),
+        top_k=top_k,
+        batch_size=batch_size,
+        threads=threads,
+        env={k: v for k, v in os.environ.items() if k == FAULT_ENV or k == "HF_HUB_OFFLINE"},
+    )
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    counts = {"shards": 0, "docs": 0, "done_before": 0, "words": 0, "examples": 0}
+    bar = tqdm(desc=f"teacher annotation ({backend})", unit="doc", total=total, file=stderr)
+
+    def pending() -> Iterator[Task]:
+        for index, shard in shards(examples, shard_size):
+            counts["shards"] = index + 1
+            counts["docs"] += len(shard)
+            if cache.has_shard(index):
+                counts["done_before"] += len(shard)
+                bar.update(len(shard))
+                continue
+            yield index, index * shard_size, shard
+
+    def on_done(entry: Dict[str, Any]) -> None:
+        cache.add_shard(entry.pop("index"), entry)
+        counts["words"] += entry["words"]
+        counts["examples"] += entry["examples"]
+        bar.update(entry["examples"])
+        elapsed = time.perf_counter() - start_wall
+        bar.set_postfix({"words/s": f"{counts['words'] / max(elapsed, 1e-9):,.0f}"})
+
+    try:
+        if backend == "local":
+            maker = RecordMaker(teacher, teacher_pipe, student_pipe, top_k, batch_size)
+            run_local(maker, job, pending(), on_done)
+        else:
+            if not job.teacher or not job.student_config:
+                raise ValueError(Errors.E038)
+            from .ray_backend import run_ray
+
+            run_ray(job, pending(), on_done, workers=workers, address=address)
+    finally:
+        bar.close()
+    wall = time.perf_counter() - start_wall
+    info = {
+        "backend": backend,
+        "workers": workers if backend == "ray" else 1,
+        "wall_seconds": wall,
+        "cpu_seconds": time.process_time() - start_cpu,
+        "docs": counts["docs"],
+        "docs_already_cached": counts["done_before"],
+        "words_labelled": counts["words"],
+        "words_per_second": counts["words"] / wall if wall > 0 else 0.0,
+    }
+    cache.mark_complete(counts["shards"], info)
+    return info

@@ -1,0 +1,151 @@
+"""Teacher targets: one codec per kind, and the stand-in teacher that serves them.
+
+A record is what the teacher pass stores for one doc (keyed by `doc_key`); a codec
+turns a teacher's output for a batch into records (`encode_*`) and records back into
+the arrays a student's loss reads (`decode_*`). Kinds:
+
+- head distributions (greenkd_parser): per token the top-k head log-probabilities
+  (float16) with their head indices, the label log-probabilities at the label head,
+  and that head;
+- tag marginals (greenkd_ner / greenkd_chunker): per token the BILUO tag marginals;
+- class probabilities (textcat of any kind): per doc one row.
+
+During training the loop hands each student a `CachedTeacher` in place of the teacher
+component: same name and labels, and the records. A component's `distill` asks the
+codec of its kind for targets when given one, and the live teacher component otherwise
+(spaCy v4's `distill(teacher_pipe, examples)`), so it never imports the cache or loop.
+"""
+import hashlib
+from typing import Dict, List, Sequence, Tuple
+
+import numpy
+from spacy.tokens import Doc
+
+from ..errors import Errors
+from ..types import ParserTargets, Segment
+
+# Teacher log-probability given to heads outside the cached top-k.
+ABSENT_LOGPROB = -1e4
+
+
+def doc_key(doc: Doc) -> str:
+    """Identify a doc by its words, so any reader of the same corpus finds its row."""
+    return hashlib.sha1("\x1f".join(token.text for token in doc).encode("utf8")).hexdigest()
+
+
+class CachedTeacher:
+    """Stands in for a teacher component in the training loop, answering from the
+    records of the teacher pass."""
+
+    def __init__(self, name: str, labels: Sequence[str], records: Dict[str, Dict]):
+        self.name = name
+        self.labels = tuple(labels)
+        self.records = records
+
+    def record(self, doc: Doc) -> Dict:
+        record = self.records.get(doc_key(doc))
+        if record is None:
+            raise KeyError(Errors.E022.format(text=doc.text[:40]))
+        return record
+
+
+# ---------------------------------------------------------------------- head distributions
+
+
+def encode_head_distributions(
+    docs: Sequence[Doc], segments: Sequence[Segment], targets: ParserTargets, top_k: int
+) -> Dict[str, Dict]:
+    """Compress padded parser targets into one record per doc."""
+    per_doc: Dict[int, List[int]] = {}
+    for s, (d, _, _) in enumerate(segments):
+        per_doc.setdefault(d, []).append(s)
+    records = {}
+    for d, rows in per_doc.items():
+        bounds, arc_idx, arc_logp, label_logp, label_heads = [], [], [], [], []
+        for s in rows:
+            _, start, end = segments[s]
+            n = end - start
+            k = min(top_k, n + 1) if top_k > 0 else n + 1
+            arcs = targets.arc_logprobs[s, :n, : n + 1]
+            idx = numpy.argsort(-arcs, axis=1)[:, :k]
+            bounds.append((start, end))
+            arc_idx.append(idx)
+            arc_logp.append(numpy.take_along_axis(arcs, idx, axis=1))
+            label_logp.append(targets.label_logprobs[s, :n])
+            label_heads.append(targets.label_heads[s, :n])
+        width = max(a.shape[1] for a in arc_idx)
+        arc_idx = [numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=-1) for a in arc_idx]
+        arc_logp = [
+            numpy.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=ABSENT_LOGPROB)
+            for a in arc_logp
+        ]
+        records[doc_key(docs[d])] = {
+            "segments": [list(b) for b in bounds],
+            "arc_idx": numpy.concatenate(arc_idx).astype("int16"),
+            "arc_logp": numpy.concatenate(arc_logp).astype("float16"),
+            "label_logp": numpy.concatenate(label_logp).astype("float16"),
+            "label_heads": numpy.concatenate(label_heads).astype("int16"),
+        }
+    return records
+
+
+def decode_head_distributions(
+    teacher: CachedTeacher, docs: List[Doc], segments: List[Segment], gold_heads: numpy.ndarray
+) -> ParserTargets:
+    """The padded targets of a batch's segments, laid out like the student's scores."""
+    n_sents, max_len = gold_heads.shape
+    n_labels = len(teacher.labels)
+    arc = numpy.full((n_sents, max_len, max_len + 1), ABSENT_LOGPROB, dtype="float32")
+    label = numpy.zeros((n_sents, max_len, n_labels), dtype="float32")
+    heads = numpy.full((n_sents, max_len), -1, dtype="int64")
+    cursor: Dict[int, Tuple[Dict, Dict[Tuple[int, int], int]]] = {}
+    for s, (d, start, end) in enumerate(segments):
+        if d not in cursor:
+            record = teacher.record(docs[d])
+            offsets, position = {}, 0
+            for a, b in record["segments"]:
+                offsets[(a, b)] = position
+                position += b - a
+            cursor[d] = (record, offsets)
+        record, offsets = cursor[d]
+        if (start, end) not in offsets:
+            raise KeyError(
+                f"(greenkd-spacy) Sentence {start}-{end} of doc {d} is not in the "
+                "teacher cache: the student segments sentences differently from the "
+                "run that built it (max_sentence_length?). Delete the cache to rebuild."
+            )
+        n = end - start
+        rows = slice(offsets[(start, end)], offsets[(start, end)] + n)
+        idx = record["arc_idx"][rows].astype("int64")
+        logp = record["arc_logp"][rows].astype("float32")
+        valid = idx >= 0
+        token_rows = numpy.nonzero(valid)[0]
+        arc[s, token_rows, idx[valid]] = logp[valid]
+        label[s, :n] = record["label_logp"][rows]
+        heads[s, :n] = record["label_heads"][rows]
+    return ParserTargets(arc, label, heads)
+
+
+# ---------------------------------------------------------------------- tag marginals
+
+
+def encode_tag_marginals(docs: Sequence[Doc], marginals: Sequence[numpy.ndarray]) -> Dict[str, Dict]:
+    """Per-token tag marginals (float16), one record per doc."""
+    return {doc_key(doc): {"marginals": numpy.asarray(m).astype("float16")} for doc, m in zip(docs, marginals)}
+
+
+def decode_tag_marginals(teacher: CachedTeacher, docs: Sequence[Doc]) -> List[numpy.ndarray]:
+    return [numpy.asarray(teacher.record(doc)["marginals"], dtype="float32") for doc in docs]
+
+
+# ---------------------------------------------------------------------- class probabilities
+
+
+def encode_class_probs(docs: Sequence[Doc], probs: numpy.ndarray) -> Dict[str, Dict]:
+    """Class probabilities, one row per doc."""
+    return {doc_key(doc): {"probs": numpy.asarray(row, dtype="float32")} for doc, row in zip(docs, probs)}
+
+
+def decode_class_probs(teacher: CachedTeacher, docs: Sequence[Doc]) -> numpy.ndarray:
+    rows = [numpy.asarray(teacher.record(doc)["probs"], dtype="float32") for doc in docs]
+    return numpy.stack(rows) if rows else numpy.zeros((0, len(teacher.labels)), dtype="float32")
