@@ -10,6 +10,7 @@ and `model-last` are written atomically, and a rerun of the same command resumes
 """
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
@@ -23,9 +24,11 @@ from spacy.training.loop import create_evaluation_callback, create_train_batches
 from spacy.util import fix_random_seed, registry, resolve_dot_names
 from thinc.api import Config, Optimizer
 
-from ..atomic import atomic_write_json, recover_directory, write_directory
+from ..atomic import atomic_write_json
+from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
 from .annotate import annotate
+from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
 from .targets import CachedTeacher
 from .worker import load_teacher
@@ -34,43 +37,24 @@ STATE_FILE = "distill_state.json"
 
 
 def resolve_distillation(config: Config) -> Dict[str, Any]:
-    """The [distillation] section with defaults, its registered blocks resolved."""
+    """The [distillation] section with its defaults, validated by ConfigSchemaDistill
+    (types, ranges, no unknown setting) and its registered blocks resolved."""
     if "distillation" not in config:
         raise ValueError(Errors.E016)
-    section = dict(config["distillation"])
-    defaults = {
-        "corpus": "corpora.train",
-        "dropout": 0.0,
-        "max_epochs": 0,
-        "max_steps": 1000,
-        "eval_frequency": 200,
-        "gold_weight": 1.0,
-        "temperature": 1.0,
-        "top_k": 8,
-        "shard_size": 2000,
-        "cache_dir": "teacher_cache",
-        "student_to_teacher": {},
-        "seed": config["training"].get("seed", 0),
-    }
-    for key, value in defaults.items():
-        section.setdefault(key, value)
-    unknown = sorted(set(section) - set(defaults) - {"optimizer", "batcher"})
+    section = dict(DEFAULTS, seed=config["training"].get("seed", 0))
+    section.update(config["distillation"])
+    known = sorted(ConfigSchemaDistill.model_fields)
+    unknown = sorted(set(section) - set(known))
     if unknown:
-        raise ValueError(
-            f"(greenkd-spacy) Unknown setting(s) {unknown} in [distillation]. Known: "
-            f"{sorted(set(defaults) | {'optimizer', 'batcher'})}."
-        )
+        # Named before the schema's own message, which lists every field it checks.
+        raise ValueError(f"(greenkd-spacy) Unknown setting(s) {unknown} in [distillation]. Known: {known}.")
     for key in ("optimizer", "batcher"):
         if key not in section:
             raise ValueError(
                 f"(greenkd-spacy) [distillation.{key}] is missing. Copy the block from "
                 "[training] of a spaCy config (see configs/parser_student_20.cfg)."
             )
-    resolved = registry.resolve({"optimizer": section["optimizer"], "batcher": section["batcher"]})
-    section.update(resolved)
-    if section["temperature"] <= 0:
-        raise ValueError("(greenkd-spacy) [distillation] temperature must be > 0.")
-    return section
+    return dict(registry.resolve(section, schema=ConfigSchemaDistill, validate=True))
 
 
 def pair_components(
@@ -158,48 +142,29 @@ def worker_path(teacher: Union[str, Path]) -> str:
     return str(path.resolve()) if path.exists() else str(teacher)
 
 
-def save_atomically(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
-    """Write the pipeline next to ``path`` and swap it in with renames.
-
-    ``state`` (the loop's step and best score) is written inside the same directory, so
-    a checkpoint and the step it belongs to are replaced together: a kill between
-    writing one and the other cannot make a resumed run train some steps twice.
-    """
-
-    def fill(tmp: Path) -> None:
-        nlp.to_disk(tmp)
-        if state is not None:
-            srsly.write_json(tmp / STATE_FILE, state)
-
-    write_directory(path, fill)
+def save_student(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
+    """The student as a whole directory swapped in for ``path`` (checkpoint.py), with the
+    loop's state inside model-last, so a kill cannot pair weights with another step."""
+    save_checkpoint(path, nlp.to_disk, state, STATE_FILE)
 
 
-def distill(
-    teacher: Union[str, Path, Language],
-    student_config: Config,
-    output_path: Optional[Path] = None,
-    *,
-    resume: bool = True,
-    annotate_only: bool = False,
-    backend: str = "local",
-    workers: int = 1,
-    address: Optional[str] = None,
-    stdout: IO = sys.stdout,
-    stderr: IO = sys.stderr,
-) -> Tuple[Language, Dict[str, Any]]:
-    """Distill the teacher pipeline into the student described by its config.
+@dataclass
+class Run:
+    """What the four steps of `distill` hand on: the resolved settings, the student,
+    its (student name, student pipe, teacher pipe) pairs and its corpora."""
 
-    teacher (Union[str, Path, Language]): Trained teacher pipeline (path or package).
-    student_config (Config): A spaCy training config with a [distillation] section.
-    output_path (Optional[Path]): Where model-best, model-last and the state go.
-    resume (bool): Continue from output_path/model-last if a previous run left one.
-    annotate_only (bool): Stop after the teacher pass (the cache is complete).
-    backend (str): Who runs the teacher pass: "local" or "ray" (annotate.py).
-    workers (int): Ray workers (actors) for backend="ray".
-    address (Optional[str]): Ray cluster address; None starts a local Ray.
-    RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
-    """
-    teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
+    D: Dict[str, Any]
+    T: Dict[str, Any]
+    student: Language
+    pairs: List[Tuple[str, Any, Any]]
+    train_corpus: Callable
+    dev_corpus: Callable
+
+
+def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
+    """Resolve [distillation] and [training], build the student, pair its components
+    with the teacher's, check each pair, and initialize the student with its teacher's
+    labels; then run it on a few docs, all before the teacher pass."""
     config = student_config.interpolate()
     D = resolve_distillation(config)
     fix_random_seed(D["seed"])
@@ -208,15 +173,13 @@ def distill(
     pairs = pair_components(student, teacher_nlp, D["student_to_teacher"])
     for _, pipe, teacher_pipe in pairs:
         pipe.check_teacher_kind(teacher_pipe)
-    # The student's labels come from the teacher.
     init_config = student.config
     for name, pipe, teacher_pipe in pairs:
         settings = dict(init_config["initialize"]["components"].get(name) or {})
         settings.update(pipe.settings_from_teacher(teacher_pipe))
         init_config["initialize"]["components"][name] = settings
     student.config = init_config
-    dot_names = [D["corpus"], T["dev_corpus"]]
-    train_corpus, dev_corpus = resolve_dot_names(student.config, dot_names)
+    train_corpus, dev_corpus = resolve_dot_names(student.config, [D["corpus"], T["dev_corpus"]])
     student.initialize(lambda: train_corpus(student))
     for name, pipe, teacher_pipe in pairs:
         # The kind was checked before initialization; the labels only exist now.
@@ -224,48 +187,68 @@ def distill(
         pipe.cfg["distill_temperature"] = D["temperature"]
         pipe.cfg["distill_gold_weight"] = D["gold_weight"]
     check_student_runs(student, train_corpus(student))
+    return Run(D, T, student, pairs, train_corpus, dev_corpus)
 
-    # Teacher pass, once per (teacher, corpus, settings).
-    summary: Dict[str, Any] = {"annotation": {}}
-    teachers = {}
-    for name, pipe, teacher_pipe in pairs:
+
+def teacher_pass(
+    run: Run,
+    teacher_nlp: Language,
+    teacher: Union[str, Path, Language],
+    *,
+    backend: str,
+    workers: int,
+    address: Optional[str],
+    stderr: IO,
+) -> Tuple[Dict[str, Any], Dict[str, TeacherCache]]:
+    """Fill the teacher cache of every pair, once per (teacher, corpus, settings);
+    RETURNS the annotation summary per component and the caches."""
+    D, student = run.D, run.student
+    summary: Dict[str, Any] = {}
+    caches = {}
+    for name, pipe, teacher_pipe in run.pairs:
         settings = dict(pipe.teacher_settings(), top_k=D["top_k"], labels=list(teacher_pipe.labels))
-        fingerprint, n_examples = teacher_fingerprint(teacher_nlp, teacher_pipe.name, train_corpus(student), settings)
+        fingerprint, n_examples = teacher_fingerprint(teacher_nlp, teacher_pipe.name, run.train_corpus(student), settings)
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         if cache.complete:
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
-            summary["annotation"][name] = dict(cache.manifest.get("info", {}), reused=True)
+            summary[name] = dict(cache.manifest.get("info", {}), reused=True)
         else:
-            summary["annotation"][name] = annotate(
-                teacher_nlp, pipe, teacher_pipe, train_corpus(student), cache,
+            summary[name] = annotate(
+                teacher_nlp, pipe, teacher_pipe, run.train_corpus(student), cache,
                 top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples,
                 backend=backend, workers=workers, address=address,
                 teacher_path=None if isinstance(teacher, Language) else worker_path(teacher),
                 student_config=student.config, stderr=stderr,
             )
-        if not annotate_only:
-            teachers[name] = CachedTeacher(teacher_pipe.name, teacher_pipe.labels, cache.records())
-    if annotate_only:
-        return student, summary
+        caches[name] = cache
+    return summary, caches
 
-    # Resume.
-    state = {"step": 0, "best_score": None, "history": []}
+
+def train(
+    run: Run,
+    teachers: Dict[str, CachedTeacher],
+    output_path: Optional[Path],
+    *,
+    resume: bool,
+    stdout: IO,
+    stderr: IO,
+) -> Dict[str, Any]:
+    """Distil step by step from the cached teachers: every distillable component learns
+    from its teacher, shared encoders learn through their listeners, one optimizer step
+    per batch; evaluate, log and checkpoint every eval_frequency steps. RETURNS the
+    training summary (wall and CPU seconds, steps, best score) and history."""
+    D, T, student = run.D, run.T, run.student
+    state: Dict[str, Any] = {"step": 0, "best_score": None, "history": []}
     if output_path is not None:
-        output_path = Path(output_path)
         output_path.mkdir(parents=True, exist_ok=True)
-        for sub in ("model-last", "model-best"):
-            recover_directory(output_path / sub)
-        last = output_path / "model-last"
-        if resume and (last / STATE_FILE).exists():
-            state = srsly.read_json(last / STATE_FILE)
-            student.from_disk(last, exclude=["vocab"])
-            stderr.write(f"Resuming from {last} at step {state['step']}.\n")
-
+        saved = resume_state(output_path, STATE_FILE)  # also repairs an interrupted swap
+        if resume and saved is not None:
+            state = saved
+            student.from_disk(output_path / LAST, exclude=["vocab"])
+            stderr.write(f"Resuming from {output_path / LAST} at step {state['step']}.\n")
     optimizer: Optimizer = D["optimizer"]
-    evaluate = create_evaluation_callback(student, dev_corpus, T["score_weights"])
-    batches = create_train_batches(
-        student, train_corpus, D["batcher"], D["max_epochs"]
-    )
+    evaluate = create_evaluation_callback(student, run.dev_corpus, T["score_weights"])
+    batches = create_train_batches(student, run.train_corpus, D["batcher"], D["max_epochs"])
     frozen = set(T["frozen_components"])
     listened = {
         name for name, proc in student.pipeline
@@ -324,19 +307,63 @@ def distill(
                 update_meta(T, student, info)
                 if state["best_score"] is None or score > state["best_score"]:
                     state["best_score"] = score
-                    save_atomically(student, output_path / "model-best")
-                save_atomically(student, output_path / "model-last", state=state)
+                    save_student(student, output_path / BEST)
+                save_student(student, output_path / LAST, state=state)
             # A copy for people and scripts; resuming reads the one in model-last.
             atomic_write_json(output_path / STATE_FILE, state)
         losses = {}
     finalize_log()
-    summary["training"] = {
-        "wall_seconds": time.perf_counter() - start_wall,
-        "cpu_seconds": time.process_time() - start_cpu,
-        "steps": step,
-        "best_score": state["best_score"],
+    return {
+        "training": {
+            "wall_seconds": time.perf_counter() - start_wall,
+            "cpu_seconds": time.process_time() - start_cpu,
+            "steps": step,
+            "best_score": state["best_score"],
+        },
+        "history": state["history"],
     }
-    summary["history"] = state["history"]
+
+
+def distill(
+    teacher: Union[str, Path, Language],
+    student_config: Config,
+    output_path: Optional[Path] = None,
+    *,
+    resume: bool = True,
+    annotate_only: bool = False,
+    backend: str = "local",
+    workers: int = 1,
+    address: Optional[str] = None,
+    stdout: IO = sys.stdout,
+    stderr: IO = sys.stderr,
+) -> Tuple[Language, Dict[str, Any]]:
+    """Distill the teacher pipeline into the student described by its config: prepare
+    the student, run the teacher pass into the cache, train from the cache.
+
+    teacher (Union[str, Path, Language]): Trained teacher pipeline (path or package).
+    student_config (Config): A spaCy training config with a [distillation] section.
+    output_path (Optional[Path]): Where model-best, model-last and the state go.
+    resume (bool): Continue from output_path/model-last if a previous run left one.
+    annotate_only (bool): Stop after the teacher pass (the cache is complete).
+    backend (str): Who runs the teacher pass: "local" or "ray" (annotate.py).
+    workers (int): Ray workers (actors) for backend="ray".
+    address (Optional[str]): Ray cluster address; None starts a local Ray.
+    RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
+    """
+    teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
+    run = prepare_student(teacher_nlp, student_config)
+    annotation, caches = teacher_pass(
+        run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
+    )
+    summary: Dict[str, Any] = {"annotation": annotation}
+    if annotate_only:
+        return run.student, summary
+    teachers = {
+        name: CachedTeacher(teacher_pipe.name, teacher_pipe.labels, caches[name].records())
+        for name, _, teacher_pipe in run.pairs
+    }
+    output_path = Path(output_path) if output_path is not None else None
+    summary.update(train(run, teachers, output_path, resume=resume, stdout=stdout, stderr=stderr))
     if output_path is not None:
         srsly.write_json(output_path / "distill_summary.json", summary)
-    return student, summary
+    return run.student, summary

@@ -23,11 +23,12 @@ import spacy
 import torch
 from tqdm import tqdm
 
-from ..atomic import recover_directory, write_directory
+from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..models.pytorch.dense_lm import DenseLM
 from ..data.text_corpus import iter_texts
 
 SPECIALS = ["<unk>", "<s>"]
+STATE_FILE = "state.json"
 
 
 def token_stream(path: Path, lang: str, limit: int = 0) -> Iterator[List[str]]:
@@ -74,19 +75,18 @@ def to_tensors(batch: List[Sequence[int]]):
     return ids, lengths
 
 
-def save_checkpoint(directory: Path, lm: DenseLM, config: Dict[str, Any], state: Dict[str, Any], optimizer: Optional[torch.optim.Optimizer] = None) -> None:
-    """Write the LM, its config, optimizer and step to a fresh directory and swap it in,
-    so weights and the step they belong to are replaced together."""
+def save_lm(directory: Path, lm: DenseLM, config: Dict[str, Any], state: Dict[str, Any], optimizer: Optional[torch.optim.Optimizer] = None) -> None:
+    """The LM, its config, the optimizer (model-last only) and the step, swapped in
+    together (checkpoint.py)."""
 
-    def fill(tmp: Path) -> None:
+    def write_files(tmp: Path) -> None:
         tmp.mkdir()
         (tmp / "lm_config.json").write_text(json.dumps(config), encoding="utf8")
         torch.save(lm.state_dict(), tmp / "weights.pt")
         if optimizer is not None:
             torch.save(optimizer.state_dict(), tmp / "optimizer.pt")
-        (tmp / "state.json").write_text(json.dumps(state, indent=2), encoding="utf8")
 
-    write_directory(directory, fill)
+    save_checkpoint(directory, write_files, state, STATE_FILE)
 
 
 def evaluate(lm: DenseLM, held_out: List[List[Sequence[int]]]) -> float:
@@ -126,14 +126,12 @@ def pretrain_lm(
     of 300, 300-d embeddings, 1,600-d projection, layer dropout 0.5, Adam lr 1e-3,
     clip 5, batch 128, 20-step chunks). RETURNS the final state (step, losses, time)."""
     torch.manual_seed(seed)
-    last = output / "model-last"
-    if resume:
-        for sub in ("model-last", "model-best"):  # a kill between a checkpoint's two renames
-            recover_directory(output / sub)
+    last = output / LAST
+    saved = resume_state(output, STATE_FILE) if resume else None
     state: Dict[str, Any]
-    if resume and (last / "state.json").exists():
+    if saved is not None:
         config = json.loads((last / "lm_config.json").read_text(encoding="utf8"))
-        state = json.loads((last / "state.json").read_text(encoding="utf8"))
+        state = saved
         stderr.write(f"Resuming LM pretraining from {last} at step {state['step']}\n")
     else:
         vocab = build_vocab(text_path, lang, vocab_size, limit)
@@ -182,10 +180,10 @@ def pretrain_lm(
                 state["seconds"] = time.perf_counter() - start
                 state["history"].append({"step": state["step"], "train_loss": sum(running) / len(running), "held_out_loss": held, "ppl": math.exp(min(held, 50))})
                 running = []
-                save_checkpoint(last, lm, config, state, optimizer)
+                save_lm(last, lm, config, state, optimizer)
                 if state["best_loss"] is None or held < state["best_loss"]:
                     state["best_loss"] = held
-                    save_checkpoint(output / "model-best", lm, config, state)
+                    save_lm(output / BEST, lm, config, state)
             if state["step"] >= max_steps:
                 break
         else:

@@ -66,6 +66,21 @@ def test_unknown_distillation_setting_is_named(teacher_dir, tmp_path):
         distill(teacher, student_config(teacher_dir, tmp_path, max_step=10), tmp_path / "out")
 
 
+@pytest.mark.parametrize(
+    "setting,value",
+    [("temperature", 0.0), ("eval_frequency", "often"), ("shard_size", 0), ("dropout", 1.5), ("student_to_teacher", ["parser"])],
+)
+def test_distillation_section_is_validated_by_its_schema(teacher_dir, tmp_path, setting, value):
+    """As spaCy validates [training]: a wrong type or an out-of-range value is named
+    before anything runs."""
+    from thinc.api import ConfigValidationError
+
+    teacher = spacy.load(teacher_dir / "model")
+    with pytest.raises(ConfigValidationError, match=setting):
+        distill(teacher, student_config(teacher_dir, tmp_path, **{setting: value}), tmp_path / "out")
+    assert not (tmp_path / "cache").exists()  # no teacher pass
+
+
 class Payload:
     """Unpickling this runs code: what a tampered model file would do."""
 

@@ -1,0 +1,37 @@
+"""The [distillation] section of a student config, validated as spaCy validates
+[training] (ConfigSchemaTraining): types, ranges and no unknown setting."""
+from typing import Dict, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from spacy.schemas import Batcher
+from thinc.api import Optimizer
+
+Number = Union[StrictInt, float]
+
+
+class ConfigSchemaDistill(BaseModel):
+    # fmt: off
+    corpus: StrictStr = Field("corpora.train", title="Path in the config to the distillation corpus (gold, raw text or both)")
+    dropout: Number = Field(0.0, ge=0.0, lt=1.0, title="Student dropout while distilling")
+    max_epochs: StrictInt = Field(0, ge=0, title="Passes over the corpus (0: no limit)")
+    max_steps: StrictInt = Field(1000, ge=0, title="Update steps (0: no limit)")
+    eval_frequency: StrictInt = Field(200, gt=0, title="Steps between evaluations and checkpoints")
+    gold_weight: Number = Field(1.0, ge=0.0, title="Weight of the loss on gold annotation, where the corpus has it")
+    temperature: Number = Field(1.0, gt=0.0, title="Softmax temperature of teacher and student distributions")
+    top_k: StrictInt = Field(8, ge=0, title="Heads per token kept in the parser's cached targets (0: all)")
+    shard_size: StrictInt = Field(2000, gt=0, title="Examples per teacher-cache shard")
+    cache_dir: StrictStr = Field("teacher_cache", title="Root directory of the teacher cache")
+    student_to_teacher: Dict[StrictStr, StrictStr] = Field({}, title="Student component name -> teacher component name")
+    seed: Optional[StrictInt] = Field(None, title="Random seed (default: [training] seed)")
+    optimizer: Optimizer = Field(..., title="The optimizer of the student")
+    batcher: Batcher = Field(..., title="Batcher for the distillation corpus")
+    # fmt: on
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+
+DEFAULTS = {
+    name: field.default
+    for name, field in ConfigSchemaDistill.model_fields.items()
+    if not field.is_required()
+}
