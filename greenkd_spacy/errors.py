@@ -79,7 +79,7 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E016 = (
         "The student config has no [distillation] section. Add one (see "
-        "configs/parser_student_20.cfg or configs/textcat_dan.cfg for an example) with at "
+        "configs/parser_student.cfg or configs/textcat_dan.cfg for an example) with at "
         "least corpus, max_steps and optimizer."
     )
     E017 = (

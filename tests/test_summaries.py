@@ -73,7 +73,7 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     """`--distill-summary` repeated for a run resumed with more steps."""
     import srsly
 
-    from greenkd_spacy.cli.bench import add_distill_cost
+    from greenkd_spacy.bench import add_distill_cost
 
     annotation = {"greenkd_parser": {"cpu_seconds": 700.0}}
     srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": {"cpu_seconds": 3000.0, "steps": 3000}})

@@ -4,26 +4,23 @@ benchmark a labeller.
 `spacy greenkd-convert-conll`, `spacy greenkd-pretrain-lm`, `spacy greenkd-prune-lm`,
 `spacy greenkd-bench-labeller` (also `python -m greenkd_spacy convert-conll` etc.).
 """
-import time
 from pathlib import Path
 from typing import List, Optional
 
 import spacy
 import torch
 import typer
-from spacy.scorer import Scorer
-from spacy.tokens import Doc, DocBin
-from spacy.training import Example
+from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import disk_bytes, pipeline_parameters
+from ..bench import add_train_cost, bench_labeller, disk_bytes, stamp, write_row
 from ..errors import Warnings
+from ..models.pytorch.dense_lm import PAPER_LM
 from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
 from ..data.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
 from .app import command
-from .bench import add_train_cost, stamp, write_row
 
 
 @command("convert-conll")
@@ -61,13 +58,13 @@ def pretrain_lm_cli(
     text_path: Path = typer.Argument(..., help="Raw text: .txt(.gz), one text per line, or .jsonl(.gz) with a 'text' field; or a directory of them", exists=True),
     output: Path = typer.Argument(..., help="Output directory (model-best/, model-last/)"),
     lang: str = typer.Option("en", "--lang", help="Language whose tokenizer splits the text"),
-    vocab_size: int = typer.Option(30000, "--vocab-size", help="Words in the LM vocabulary (most frequent)"),
-    embed_width: int = typer.Option(300, "--embed-width", help="Width of the word embeddings the LMs read"),
-    hidden_width: int = typer.Option(300, "--hidden-width", help="Hidden width of each LSTM layer"),
-    depth: int = typer.Option(10, "--depth", help="LSTM layers per direction"),
-    proj_width: int = typer.Option(1600, "--proj-width", help="Width of the projection before the adaptive softmax"),
-    layer_dropout: float = typer.Option(0.5, "--layer-dropout", help="Probability that a layer's output is withheld from later layers (per batch)"),
-    dropout: float = typer.Option(0.1, "--dropout", help="Dropout on the word embeddings and before the softmax projection while pretraining"),
+    vocab_size: int = typer.Option(PAPER_LM.vocab_size, "--vocab-size", help="Words in the LM vocabulary (most frequent)"),
+    embed_width: int = typer.Option(PAPER_LM.embed_width, "--embed-width", help="Width of the word embeddings the LMs read"),
+    hidden_width: int = typer.Option(PAPER_LM.hidden_width, "--hidden-width", help="Hidden width of each LSTM layer"),
+    depth: int = typer.Option(PAPER_LM.depth, "--depth", help="LSTM layers per direction"),
+    proj_width: int = typer.Option(PAPER_LM.proj_width, "--proj-width", help="Width of the projection before the adaptive softmax"),
+    layer_dropout: float = typer.Option(PAPER_LM.layer_dropout, "--layer-dropout", help="Probability that a layer's output is withheld from later layers (per batch)"),
+    dropout: float = typer.Option(PAPER_LM.dropout, "--dropout", help="Dropout on the word embeddings and before the softmax projection while pretraining"),
     batch_size: int = typer.Option(128, "--batch-size", "-b", help="Chunks of --seq-length tokens per step"),
     seq_length: int = typer.Option(20, "--seq-length", help="Tokens per training chunk"),
     learn_rate: float = typer.Option(1e-3, "--learn-rate", help="Adam learning rate"),
@@ -139,42 +136,12 @@ def bench_labeller_cli(
     reference = load_docs(data, nlp.vocab)
     if limit:
         reference = reference[:limit]
-    words = sum(len(doc) for doc in reference)
-    torch.set_num_threads(1)
-
-    def fresh() -> List[Doc]:
-        return [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in reference]
-
-    timings = []
-    for _ in range(max(1, repeats)):
-        docs = fresh()
-        start = time.perf_counter()
-        predicted = list(nlp.pipe(docs, batch_size=batch_size))
-        timings.append(time.perf_counter() - start)
-    # Scored on the timed pass's output (nlp.evaluate would run the pipeline again).
-    examples = [Example(p, r) for p, r in zip(predicted, reference)]
-    if spans_key:
-        scores = Scorer.score_spans(examples, attr=f"spans_{spans_key}", getter=lambda d, a: d.spans.get(spans_key, []), allow_overlap=False)
-        f1 = scores[f"spans_{spans_key}_f"]
-    else:
-        scores = Scorer.score_spans(examples, attr="ents")
-        f1 = scores["ents_f"]
-    labellers = [pipe for _, pipe in nlp.pipeline if isinstance(pipe, SequenceLabeller)]
-    row = {
-        "system": system,
-        "f1": round(100 * (f1 or 0.0), 2),
-        "words": words,
-        "words_per_second": round(words / min(timings)),
-        "seconds": [round(t, 3) for t in timings],
-        "batch_size": batch_size,
-        "lm_flops_per_token": sum(p.lm_flops_per_token() for p in labellers),
-        "lm_gates": {p.name: p.lm_gates() for p in labellers if p.lm_gates()},
-        "params": pipeline_parameters(nlp),
-        "disk_bytes": disk_bytes(model if Path(model).exists() else None),
-        "threads": torch.get_num_threads(),
-    }
+    row = {"system": system}
+    row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key))
+    row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_train_cost(row, train_cost)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
     if output is not None:
         write_row(output, row)
+        msg.good(f"Wrote row '{row['system']}' to {output}")

@@ -16,7 +16,7 @@ import typer
 from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import bench_textcat, disk_bytes
+from ..bench import add_distill_cost, add_train_cost, bench_textcat, disk_bytes, stamp, write_row
 from ..pipeline.textcat import DANMixin
 from ..data.augment import Augmenter
 from ..data.corpus import load_docs
@@ -25,7 +25,6 @@ from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
 from ..data.text_corpus import iter_texts
 from .app import command
-from .bench import add_distill_cost, add_train_cost, stamp, write_row
 
 
 @command("convert-textcat")
@@ -241,3 +240,4 @@ def bench_textcat_cli(
     msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
     if output is not None:
         write_row(output, row)
+        msg.good(f"Wrote row '{row['system']}' to {output}")

@@ -87,6 +87,18 @@ class DistillableMixin:
         labels, in the teacher's order (cached distributions are indexed by position)."""
         return {"labels": list(teacher_pipe.labels)}
 
+    def require_teacher_kind(self, teacher_pipe: Any, ok: bool, expected: str) -> None:
+        """Raise E010 (the teacher cannot teach this student) unless `ok`."""
+        if not ok:
+            raise ValueError(
+                Errors.E010.format(
+                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
+                    kind=type(teacher_pipe).__name__,
+                    student=self.name,
+                    expected=expected,
+                )
+            )
+
     def check_labels(self, teacher_pipe: Any) -> None:
         """Student and teacher must have the same labels in the same order: the cached
         teacher distributions are indexed by label position."""

@@ -315,15 +315,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     # ------------------------------------------------------------------ distill
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        if not isinstance(teacher_pipe, SequenceLabeller):
-            raise ValueError(
-                Errors.E010.format(
-                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
-                    kind=type(teacher_pipe).__name__,
-                    student=self.name,
-                    expected="greenkd_ner or greenkd_chunker",
-                )
-            )
+        self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, SequenceLabeller), "greenkd_ner or greenkd_chunker")
 
     def teacher_settings(self) -> Dict[str, Any]:
         return {"kind": "labeller", "tags": self.tags}

@@ -396,15 +396,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         """Only a greenkd_parser gives head and label distributions (E010 otherwise).
         Checked before the student is initialized with the teacher's labels."""
-        if not isinstance(teacher_pipe, BiaffineParser):
-            raise ValueError(
-                Errors.E010.format(
-                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
-                    kind=type(teacher_pipe).__name__,
-                    student=self.name,
-                    expected="greenkd_parser",
-                )
-            )
+        self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, BiaffineParser), "greenkd_parser")
 
     def teacher_settings(self) -> Dict:
         """What, besides the teacher and the corpus, shapes the cached targets."""

@@ -211,16 +211,8 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
             teacher_pipe, "multilabel", False
         )
-        if not is_textcat or teacher_multilabel != self.multilabel:
-            raise ValueError(
-                Errors.E010.format(
-                    teacher=getattr(teacher_pipe, "name", type(teacher_pipe).__name__),
-                    kind=type(teacher_pipe).__name__,
-                    student=self.name,
-                    expected=("textcat_multilabel" if self.multilabel else "textcat")
-                    + " (spaCy's or greenkd's)",
-                )
-            )
+        expected = ("textcat_multilabel" if self.multilabel else "textcat") + " (spaCy's or greenkd's)"
+        self.require_teacher_kind(teacher_pipe, is_textcat and teacher_multilabel == self.multilabel, expected)
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
         """The teacher's labels and, for a binary task, its positive label (which

@@ -24,7 +24,7 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
-from ..models.pytorch.dense_lm import DenseLM
+from ..models.pytorch.dense_lm import PAPER_LM, DenseLM
 from ..data.text_corpus import iter_texts
 
 SPECIALS = ["<unk>", "<s>"]
@@ -102,14 +102,14 @@ def pretrain_lm(
     output: Path,
     *,
     lang: str = "en",
-    vocab_size: int = 30000,
-    embed_width: int = 300,
-    hidden_width: int = 300,
-    depth: int = 10,
-    proj_width: int = 1600,
-    cutoffs: Sequence[int] = (4000, 20000),
-    layer_dropout: float = 0.5,
-    dropout: float = 0.1,
+    vocab_size: int = PAPER_LM.vocab_size,
+    embed_width: int = PAPER_LM.embed_width,
+    hidden_width: int = PAPER_LM.hidden_width,
+    depth: int = PAPER_LM.depth,
+    proj_width: int = PAPER_LM.proj_width,
+    cutoffs: Sequence[int] = PAPER_LM.cutoffs,
+    layer_dropout: float = PAPER_LM.layer_dropout,
+    dropout: float = PAPER_LM.dropout,
     batch_size: int = 128,
     seq_length: int = 20,
     learn_rate: float = 1e-3,

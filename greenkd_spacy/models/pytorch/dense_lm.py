@@ -15,7 +15,8 @@ Gates ``z`` (eq. 6) multiply each layer's output; they are 1 while the LM is tra
 are learned by the labeller under the R3 regulariser (see `r3_penalty`).
 """
 import random
-from typing import Dict, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 from torch import nn
@@ -121,6 +122,25 @@ def reverse_padded(x: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     return x.gather(1, index[:, :, None].expand(-1, -1, x.shape[2]))
 
 
+@dataclass(frozen=True)
+class LMShape:
+    """The LM's hyperparameters, defaulting to the paper's LM (10 layers of 300 per
+    direction, 300-d embeddings, 1,600-d projection, layer dropout 0.5). The module,
+    `greenkd-pretrain-lm` and `pretrain_lm` take their defaults from here."""
+
+    vocab_size: int = 30000
+    embed_width: int = 300
+    hidden_width: int = 300
+    depth: int = 10
+    proj_width: int = 1600
+    cutoffs: Tuple[int, ...] = (4000, 20000)
+    layer_dropout: float = 0.5
+    dropout: float = 0.1
+
+
+PAPER_LM = LMShape()
+
+
 class DenseLM(nn.Module):
     """Forward and backward densely connected LMs over a shared word embedding.
 
@@ -135,13 +155,13 @@ class DenseLM(nn.Module):
     def __init__(
         self,
         vocab_size: int,
-        embed_width: int = 300,
-        hidden_width: int = 300,
-        depth: int = 10,
-        proj_width: int = 1600,
-        cutoffs: Sequence[int] = (4000, 20000),
-        layer_dropout: float = 0.5,
-        dropout: float = 0.1,
+        embed_width: int = PAPER_LM.embed_width,
+        hidden_width: int = PAPER_LM.hidden_width,
+        depth: int = PAPER_LM.depth,
+        proj_width: int = PAPER_LM.proj_width,
+        cutoffs: Sequence[int] = PAPER_LM.cutoffs,
+        layer_dropout: float = PAPER_LM.layer_dropout,
+        dropout: float = PAPER_LM.dropout,
     ):
         super().__init__()
         self.vocab_size = vocab_size
