@@ -1,7 +1,7 @@
 """Check the text classification study's targets (issue 4) against its results files.
 
 Reads benchmarks/results/textcat_sst2.json and textcat_trec.json (written by
-`textcat_study.sh TASK bench`) and prints each target with the measured figures and
+`spacy project run bench-textcat`) and prints each target with the measured figures and
 whether it is met, so the claims in the docs come from the JSON and nothing else. With
 --output, the checks are also written as JSON.
 

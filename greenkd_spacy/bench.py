@@ -12,6 +12,7 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import srsly
 import torch
+from threadpoolctl import threadpool_limits
 from spacy.language import Language
 from spacy.pipeline.dep_parser import parser_score
 from spacy.scorer import Scorer
@@ -21,6 +22,13 @@ from spacy.training import Example
 from .atomic import atomic_write_json
 from .models.torch_bridge import module_of
 from .util import count_parameters
+
+
+def one_thread() -> None:
+    """Time on one CPU thread: torch's intra-op pool and every BLAS / OpenMP pool numpy
+    uses (threadpoolctl), whatever OMP_NUM_THREADS the shell had."""
+    torch.set_num_threads(1)
+    threadpool_limits(limits=1)
 
 
 def pipeline_parameters(nlp: Language) -> int:
@@ -78,7 +86,7 @@ def bench_parser(
     RETURNS (Dict): uas/las as spaCy's parser scorer gives them (punctuation excluded),
         the same with punctuation, words/s, parameters and the MST share of parse time.
     """
-    torch.set_num_threads(1)
+    one_thread()
     n_words = sum(len(eg.predicted) for eg in examples)
     parsed = _fresh_examples(examples)
     for eg, doc in zip(parsed, nlp.pipe([eg.predicted for eg in parsed], batch_size=batch_size)):
@@ -152,7 +160,7 @@ def bench_textcat(
     RETURNS (Dict): accuracy (percent), docs/s per batch size (the largest batch size
         also as ``docs_per_second``), words/s, parameters.
     """
-    torch.set_num_threads(1)
+    one_thread()
     predicted = [
         max(doc.cats, key=doc.cats.get) if doc.cats else None
         for doc in nlp.pipe(texts, batch_size=max(batch_sizes))
@@ -189,7 +197,7 @@ def bench_labeller(
     of every greenkd labeller, parameters."""
     from .pipeline.labeller import SequenceLabeller
 
-    torch.set_num_threads(1)
+    one_thread()
     words = sum(len(doc) for doc in reference)
 
     def fresh() -> List[Doc]:

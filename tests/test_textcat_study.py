@@ -1,6 +1,6 @@
 """The text classification study's configs and script on tiny data: KD+FT sources the
 distilled DAN without rebuilding it, the baseline and teacher configs are valid, and the
-study script converts a task."""
+data script converts a task."""
 import os
 import subprocess
 import sys
@@ -73,11 +73,11 @@ def test_study_script_converts_a_task(tmp_path):
     for name in ("train_5500.label", "TREC_10.label"):
         (data / "trec" / name).write_text("\n".join(lines) + "\n", encoding="latin-1")
     work = tmp_path / "work"
-    (work / "scripts").mkdir(parents=True)
-    # As project.yml runs it, with a PATH whose `python` (if any) is not this
-    # interpreter: the script must use the one it was started with.
+    work.mkdir()
+    # With a PATH whose `python` (if any) is not this interpreter: the script must run
+    # spaCy's commands with the one it was started with.
     result = subprocess.run(
-        [sys.executable, str(REPO / "scripts/sh.py"), str(REPO / "benchmarks/textcat_study.sh"), "trec", f"DATA={data}", "convert"],
+        [sys.executable, str(REPO / "benchmarks/textcat_data.py"), "trec", "convert", "--data", str(data)],
         capture_output=True, text=True, cwd=work, env=dict(os.environ, PATH="/usr/bin:/bin"),
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -85,8 +85,8 @@ def test_study_script_converts_a_task(tmp_path):
     heldout = list(DocBin().from_disk(work / "corpus/trec/heldout.spacy").get_docs(spacy.blank("en").vocab))
     assert len(train) + len(heldout) == 30 and len(heldout) == 3
     assert set(train[0].cats) == {"HUM", "LOC", "NUM"}
-    bad = subprocess.run(["bash", str(REPO / "benchmarks/textcat_study.sh"), "imdb", "convert"], capture_output=True, text=True)
-    assert bad.returncode == 2 and "unknown task" in bad.stderr
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks/textcat_data.py"), "imdb", "convert"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice: 'imdb'" in bad.stderr
 
 
 def test_imdb_archive_converts_to_the_mirror_layout(tmp_path):

@@ -215,9 +215,13 @@ def bench_textcat_cli(
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
     distill_summary: Optional[Path] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help="If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"),
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
     report accuracy, docs/s at each batch size, parameters and size on disk."""
+    if skip_missing and not Path(model).is_dir():
+        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+        return
     nlp = spacy.load(model)
     docs = load_docs(data, nlp.vocab)
     if limit:

@@ -1,0 +1,104 @@
+"""The data of the text classification study (sparse-distillation-dan.md) for one task:
+the labeled sets and the distillation transfer set. The training and bench stages are
+project.yml commands; this holds what differs between the tasks.
+
+Usage: python benchmarks/textcat_data.py TASK STAGE [--data DIR] [options]
+  TASK:  sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
+  STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy)
+         transfer (corpus/TASK/transfer.txt.gz)
+  --data: datasets in the layout of ../shared/data (default: assets)
+  --imdb-sentences N: sst2: sentences of IMDB's unlabeled reviews in the transfer set (200,000)
+  --aug-variants N: trec: augmented variants per training question (8)
+  --imdb-questions 0|1: trec: add the questions of IMDB's unlabeled reviews (1)
+"""
+import argparse
+import gzip
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Iterable, Iterator
+
+TASKS = {
+    # Model selection on a held-out 5 % of GLUE train; the GLUE dev set is the test set.
+    "sst2": {"format": "sst2", "train": "sst2/train.tsv", "eval": "sst2/dev.tsv", "heldout": 0.05},
+    "trec": {"format": "trec", "train": "trec/train_5500.label", "eval": "trec/TREC_10.label", "heldout": 0.1},
+}
+QUESTION = re.compile(r"\?\s*$")
+
+
+def spacy_cli(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "spacy", *args], check=True)
+
+
+def lines_of(*paths: Path) -> Iterator[str]:
+    for path in paths:
+        with gzip.open(path, "rt", encoding="utf8") as file_:
+            for line in file_:
+                yield line.rstrip("\n")
+
+
+def write_gzip_lines(path: Path, lines: Iterable[str]) -> int:
+    """No name and mtime 0 in the gzip header: the same lines give the same bytes."""
+    count = 0
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as out:
+        for line in lines:
+            out.write((line + "\n").encode("utf8"))
+            count += 1
+    tmp.replace(path)
+    return count
+
+
+def convert(task: str, data: Path, corpus: Path) -> None:
+    spec = TASKS[task]
+    spacy_cli("greenkd-convert-textcat", str(data / spec["train"]), str(corpus / "train.spacy"), "-f", spec["format"],
+              "--dev-output", str(corpus / "heldout.spacy"), "--dev-fraction", str(spec["heldout"]))
+    spacy_cli("greenkd-convert-textcat", str(data / spec["eval"]), str(corpus / "eval.spacy"), "-f", spec["format"])
+
+
+def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> None:
+    out = corpus / "transfer.txt.gz"
+    if task == "trec":
+        # The paper distils TREC on 65M PAQ questions, which are not available offline:
+        # variants of each training question (Tang et al. 2019), the questions found in
+        # the Brown corpus and the movie reviews, and those of IMDB's unlabeled reviews.
+        spacy_cli("greenkd-augment-text", str(corpus / "train.spacy"), str(corpus / "augmented.txt.gz"),
+                  "--variants", str(args.aug_variants), "--seed", "0")
+        imdb = corpus / "imdb_unsup_cased.txt.gz"
+        if args.imdb_questions:
+            spacy_cli("greenkd-split-text", str(data / "imdb/unsup.jsonl.gz"), str(imdb), "--keep-case", "--max-words", "40")
+        found = lines_of(data / "unlabeled/brown_untagged.txt.gz", data / "unlabeled/movie_reviews_polarity2.txt.gz")
+        parts = [lines_of(corpus / "augmented.txt.gz"), (line for line in found if QUESTION.search(line))]
+        if args.imdb_questions:
+            parts.append(line for line in lines_of(imdb) if line.endswith("?"))
+    else:
+        # Review-domain sentences, lowercased and tokenised like SST-2 (no RT snippets).
+        sentences = corpus / "imdb_unsup_sentences.txt.gz"
+        spacy_cli("greenkd-split-text", str(data / "imdb/unsup.jsonl.gz"), str(sentences),
+                  "--limit", str(args.imdb_sentences), "--max-words", "60")
+        parts = [lines_of(data / "unlabeled/movie_reviews_polarity2.txt.gz", sentences)]
+    count = write_gzip_lines(out, (line for part in parts for line in part))
+    print(f"transfer set: {count} texts in {out}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument("stage", choices=["convert", "transfer"])
+    parser.add_argument("--data", type=Path, default=Path("assets"))
+    parser.add_argument("--imdb-sentences", type=int, default=200000)
+    parser.add_argument("--aug-variants", type=int, default=8)
+    parser.add_argument("--imdb-questions", type=int, choices=[0, 1], default=1)
+    args = parser.parse_args()
+    corpus = Path("corpus") / args.task
+    corpus.mkdir(parents=True, exist_ok=True)
+    if args.stage == "convert":
+        convert(args.task, args.data, corpus)
+    else:
+        transfer(args.task, args.data, corpus, args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
