@@ -65,7 +65,7 @@ def main() -> None:
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
     if not os.path.exists(args.train):
-        sys.exit(f"{args.train} not found: convert CoNLL-2003 first (bash benchmarks/ldnet_study.sh ner convert)")
+        sys.exit(f"{args.train} not found: convert CoNLL-2003 first (spacy project run ner-convert)")
     torch.set_num_threads(1)
     config = load_config(args.config, overrides={"paths.train": args.train, "paths.dev": args.train})
     rows = []

@@ -1,13 +1,13 @@
 """Check the distillation study's targets (issue 3) against a results file.
 
-Reads benchmarks/results/parser_distill_ewt.json (written by parser_distill_ewt.sh) and
+Reads benchmarks/results/parser_distill_ewt.json (written by `spacy project run bench-distill`) and
 prints each target with the measured figures and whether it is met, so the claims in the
 docs come from the JSON and nothing else. With --output, the checks are also written as
 JSON.
 
 Speeds are compared only between rows benched on the same date: a session may get a
 different machine, so words/s from two bench runs on different days are not comparable
-(the rows of one `parser_distill_ewt.sh` run share a date).
+(the rows of one bench-distill run share a date).
 
 Usage: python benchmarks/summarize_distill.py [RESULTS.json] [--output CHECKS.json]
 """

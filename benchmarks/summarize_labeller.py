@@ -1,7 +1,7 @@
 """Check the LD-Net study's targets (issue 5) against its results files.
 
 Reads benchmarks/results/ner_conll03.json and chunk_conll00.json (written by
-`ldnet_study.sh TASK bench`) and prints each target with the measured figures and
+`spacy project run ner-bench` or `chunk-bench`) and prints each target with the measured figures and
 whether it is met, so the claims in the docs come from the JSON alone. With --output,
 the checks are also written as JSON.
 

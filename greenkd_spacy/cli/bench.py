@@ -31,9 +31,13 @@ def bench_parser_cli(
     train_cost: Optional[List[Path]] = typer.Option(
         None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed)"
     ),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help="If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"),
 ) -> None:
     """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
     parameters and size on disk, and optionally record them as a JSON row."""
+    if skip_missing and not Path(model).is_dir():
+        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+        return
     nlp = spacy.load(model)
     reader = create_corpus_reader(
         data, gold_preproc=gold_preproc, limit=limit, gold_sents=gold_sents, gold_pos=gold_pos
