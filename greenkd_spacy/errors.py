@@ -25,6 +25,16 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
+    W003 = (
+        "'{name}' was trained to read UPOS (its encoder has pos_width > 0), but the docs it "
+        "parses carry no POS: no tagger or morphologizer runs before it, and the corpus "
+        "gives none. It parses them far worse (a model trained with gold POS and run "
+        "without it can lose half its LAS). Put a tagger before it in the pipeline, "
+        "score with gold POS (`greenkd-bench-parser --gold-pos`), or train a config "
+        "without POS (configs/parser_bilstm_raw.cfg, or pos_width = 0)."
+    )
+
+
 class Errors(metaclass=ErrorsWithCodes):
     E002 = (
         "The encoder of '{name}' gave vectors of width {got}, but the biaffine head "

@@ -219,3 +219,29 @@ def test_scorer_reports_uas_and_las(trained):
 def test_bad_max_sentence_length():
     with pytest.raises(ValueError, match="E006"):
         new_parser(max_sentence_length=0)
+
+
+def test_warns_once_when_a_pos_reading_parser_gets_no_pos():
+    """Trained with gold UPOS (SMALL_ENCODER has pos_width 8) and run on docs without
+    POS, with no tagger in front: W003 says so, once; docs with POS give no warning, and
+    a parser that reads no POS never warns."""
+    import warnings
+
+    nlp = new_parser()
+    train(nlp, make_examples(nlp), steps=5)
+    words, _, _, pos = SENTENCES[0]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse(nlp, words, pos)
+        assert not [w for w in caught if "W003" in str(w.message)]
+        parse(nlp, words)
+        parse(nlp, words)
+    assert len([w for w in caught if "W003" in str(w.message)]) == 1
+    model = copy.deepcopy(SMALL_PARSER)
+    model["tok2vec"]["pos_width"] = 0
+    no_pos = new_parser(model)
+    train(no_pos, make_examples(no_pos, copy_pos=False), steps=5)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parse(no_pos, words)
+    assert not [w for w in caught if "W003" in str(w.message)]

@@ -87,4 +87,6 @@ def build_bilstm_encoder(
     )
     model.set_dim("nO", 2 * hidden_width)
     model.name = "greenkd_bilstm_encoder"
+    # Read by the parser, which warns when the docs it gets carry no POS (W003).
+    model.attrs["reads_pos"] = bool(pos_width)
     return model

@@ -1,4 +1,5 @@
 """greenkd_parser: a biaffine dependency parser with Chu-Liu/Edmonds decoding."""
+import warnings
 from collections import Counter
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -13,7 +14,7 @@ from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from thinc.types import Floats3d, Ints2d
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from ..models.parser import ensure_head
 from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
 from ..distillation.targets import CachedTeacher, decode_head_distributions, encode_head_distributions
@@ -140,10 +141,20 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         docs = list(docs)
         if len(self.model.layers) < 2:  # the biaffine head is added at initialize
             raise ValueError(Errors.E042.format(name=self.name))
+        self._warn_if_pos_missing(docs)
         segments = self.segments(docs)
         if not segments:
             return self._empty_scores()
         return self.model.predict(ParserInput(docs, segments, None))
+
+    def _warn_if_pos_missing(self, docs: List[Doc]) -> None:
+        """W003, once per pipe: an encoder that reads UPOS gets docs without any."""
+        if getattr(self, "_pos_warned", False) or not self.model.layers[0].attrs.get("reads_pos"):
+            return
+        words = [doc for doc in docs if len(doc)]
+        if words and not any(doc.has_annotation("POS") for doc in words):
+            self._pos_warned = True
+            warnings.warn(Warnings.W003.format(name=self.name))
 
     def _empty_scores(self) -> ParserScores:
         n_labels = len(self.labels)
