@@ -77,3 +77,19 @@ def test_spacy_evaluate_reports_dependency_scores(tmp_path):
     assert result.returncode == 0, result.stderr
     metrics = srsly.read_json(tmp_path / "m.json")
     assert metrics["dep_uas"] == 1.0 and metrics["dep_las"] == 1.0
+
+
+def test_help_texts_are_plain_and_every_option_is_explained():
+    """spaCy's CLI prints help without rich markup, so no escaped brackets may show; and
+    no option of any command is left without a word of help."""
+    import click
+    import typer
+
+    group = typer.main.get_command(app)
+    for name, command in group.commands.items():
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, name
+        assert "\\[" not in result.output, name
+        for param in command.params:
+            if isinstance(param, click.Option) and param.name != "help":
+                assert param.help, f"{name} {param.opts[0]} has no help"

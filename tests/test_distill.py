@@ -163,8 +163,17 @@ def predictions(nlp):
 
 
 def test_student_learns_the_teacher_from_kl_alone(teacher_dir, tmp_path):
+    import io
+
     teacher = spacy.load(teacher_dir / "model")
-    student, summary = distill(teacher, student_config(teacher_dir, tmp_path), tmp_path / "out")
+    log = io.StringIO()
+    student, summary = distill(teacher, student_config(teacher_dir, tmp_path), tmp_path / "out", stdout=log)
+    # Logged as spacy train logs (a loss column per component, the score columns), and
+    # the saved pipelines carry spaCy's performance block.
+    header = log.getvalue().splitlines()[0]
+    assert "LOSS GREEN" in header.upper() and "DEP_LAS" in header.upper() and "SCORE" in header.upper()
+    meta = srsly.read_json(tmp_path / "out" / "model-best" / "meta.json")
+    assert set(meta["performance"]) >= {"dep_uas", "dep_las", "greenkd_parser_loss"}
     assert predictions(student) == predictions(teacher)
     assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
     assert (tmp_path / "out" / "model-best").exists() and (tmp_path / "out" / "model-last").exists()

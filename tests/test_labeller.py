@@ -177,6 +177,10 @@ def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_
     result = runner.invoke(app, ["prune-lm", str(tmp_path / "select/model-last"), str(tmp_path / "pruned")])
     assert result.exit_code == 0, result.output
     assert "fewer" in result.output
+    # A model trained without layer selection has nothing gated off: said, not hidden.
+    unselected = runner.invoke(app, ["prune-lm", str(tmp_path / "ldnet/model-best"), str(tmp_path / "same")])
+    assert unselected.exit_code == 0 and "W002" in unselected.output
+    assert "W002" not in result.output  # selection gated layers off: nothing to warn about
     pruned = spacy.load(tmp_path / "pruned").get_pipe("greenkd_ner")
     assert sum(len(g) for g in pruned.lm_gates().values()) <= 2
     out = tmp_path / "results.json"
