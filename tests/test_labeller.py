@@ -12,6 +12,7 @@ from spacy.training import Example
 
 from greenkd_spacy.data.conll import read_sentences, sentence_doc
 from greenkd_spacy.distillation.loop import distill
+from greenkd_spacy.models.pytorch.dense_lm import LMShape
 from greenkd_spacy.training.lm_pretrain import pretrain_lm
 
 TINY_ENCODER = {"word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
@@ -46,8 +47,8 @@ def train_ner(config=None, steps=60, lm_path=None):
 def lm_dir(tmp_path_factory):
     path = tmp_path_factory.mktemp("lm")
     (path / "raw.txt").write_text(RAW, encoding="utf8")
-    pretrain_lm(path / "raw.txt", path / "out", vocab_size=30, embed_width=8, hidden_width=8, depth=4, proj_width=8,
-                cutoffs=(10,), batch_size=4, seq_length=8, max_steps=20, eval_every=10, held_out_batches=1)
+    shape = LMShape(vocab_size=30, embed_width=8, hidden_width=8, depth=4, proj_width=8, cutoffs=(10,))
+    pretrain_lm(path / "raw.txt", path / "out", shape=shape, batch_size=4, seq_length=8, max_steps=20, eval_every=10, held_out_batches=1)
     return path
 
 

@@ -15,7 +15,7 @@ from wasabi import msg
 
 from ..bench import add_train_cost, bench_labeller, disk_bytes, stamp, write_row
 from ..errors import Warnings
-from ..models.pytorch.dense_lm import PAPER_LM
+from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
 from ..data.corpus import load_docs
@@ -81,8 +81,9 @@ def pretrain_lm_cli(
     torch.set_num_threads(max(1, torch.get_num_threads()))
     try:
         state = pretrain_lm(
-            text_path, output, lang=lang, vocab_size=vocab_size, embed_width=embed_width, hidden_width=hidden_width,
-            depth=depth, proj_width=proj_width, layer_dropout=layer_dropout, dropout=dropout, batch_size=batch_size,
+            text_path, output, lang=lang, batch_size=batch_size,
+            shape=LMShape(vocab_size=vocab_size, embed_width=embed_width, hidden_width=hidden_width, depth=depth,
+                          proj_width=proj_width, layer_dropout=layer_dropout, dropout=dropout),
             seq_length=seq_length, learn_rate=learn_rate, max_steps=max_steps, eval_every=eval_every, limit=limit,
             seed=seed, resume=resume,
         )

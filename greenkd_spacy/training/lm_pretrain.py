@@ -16,6 +16,7 @@ import math
 import sys
 import time
 from collections import Counter
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence
 
@@ -24,7 +25,7 @@ import torch
 from tqdm import tqdm
 
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
-from ..models.pytorch.dense_lm import PAPER_LM, DenseLM
+from ..models.pytorch.dense_lm import PAPER_LM, DenseLM, LMShape
 from ..data.text_corpus import iter_texts
 
 SPECIALS = ["<unk>", "<s>"]
@@ -102,14 +103,7 @@ def pretrain_lm(
     output: Path,
     *,
     lang: str = "en",
-    vocab_size: int = PAPER_LM.vocab_size,
-    embed_width: int = PAPER_LM.embed_width,
-    hidden_width: int = PAPER_LM.hidden_width,
-    depth: int = PAPER_LM.depth,
-    proj_width: int = PAPER_LM.proj_width,
-    cutoffs: Sequence[int] = PAPER_LM.cutoffs,
-    layer_dropout: float = PAPER_LM.layer_dropout,
-    dropout: float = PAPER_LM.dropout,
+    shape: LMShape = PAPER_LM,
     batch_size: int = 128,
     seq_length: int = 20,
     learn_rate: float = 1e-3,
@@ -122,9 +116,9 @@ def pretrain_lm(
     resume: bool = True,
     stderr: IO = sys.stderr,
 ) -> Dict[str, Any]:
-    """Train the forward and backward dense LMs; defaults are the paper's LM (10 layers
-    of 300, 300-d embeddings, 1,600-d projection, layer dropout 0.5, Adam lr 1e-3,
-    clip 5, batch 128, 20-step chunks). RETURNS the final state (step, losses, time)."""
+    """Train the forward and backward dense LMs; defaults are the paper's LM (`shape`:
+    dense_lm.PAPER_LM; Adam lr 1e-3, clip 5, batch 128, 20-step chunks). RETURNS the
+    final state (step, losses, time)."""
     torch.manual_seed(seed)
     last = output / LAST
     saved = resume_state(output, STATE_FILE) if resume else None
@@ -134,12 +128,9 @@ def pretrain_lm(
         state = saved
         stderr.write(f"Resuming LM pretraining from {last} at step {state['step']}\n")
     else:
-        vocab = build_vocab(text_path, lang, vocab_size, limit)
-        config = {
-            "vocab": vocab, "lang": lang, "embed_width": embed_width, "hidden_width": hidden_width,
-            "depth": depth, "proj_width": proj_width, "cutoffs": list(cutoffs),
-            "layer_dropout": layer_dropout, "dropout": dropout,
-        }
+        vocab = build_vocab(text_path, lang, shape.vocab_size, limit)
+        config = {"vocab": vocab, "lang": lang, **asdict(shape), "cutoffs": list(shape.cutoffs)}
+        del config["vocab_size"]  # the vocabulary itself says it
         state = {"step": 0, "epoch": 0, "batches_done": 0, "best_loss": None, "history": [], "seconds": 0.0}
     from ..models.labeller import build_lm  # one place builds an LM from its config
 
