@@ -18,6 +18,7 @@ COLUMNS = [
     ("uas_with_punct", "UAS+punct"),
     ("las_with_punct", "LAS+punct"),
     ("accuracy", "accuracy"),
+    ("macro_f1", "macro-F1"),
     ("f1", "F1"),
     ("words_per_second", "words/s (1 thread)"),
     ("docs_per_second_by_batch.32", "docs/s b=32"),
@@ -70,7 +71,7 @@ def add_derived(rows: list, baseline: str = "", teacher: str = "") -> list:
 
 # --compact: what a reader compares first (the quickstart's table).
 COMPACT = [
-    "system", "accuracy", "f1", "uas", "las", "words_per_second", "speed_ratio", "params", "disk_bytes",
+    "system", "accuracy", "macro_f1", "f1", "uas", "las", "words_per_second", "speed_ratio", "params", "disk_bytes",
     "train_wall_seconds", "train_cpu_seconds", "teacher_annotation_cpu_seconds", "cpu_in_all",
 ]
 

@@ -141,6 +141,20 @@ def timed_pass(nlp: Language, texts: Sequence[str], batch_size: int) -> float:
     return time.perf_counter() - start
 
 
+def class_scores(predicted: Sequence[Optional[str]], gold: Sequence[str]) -> Dict[str, Dict[str, float]]:
+    """Precision, recall and F1 (percent) of each gold class, and its support."""
+    scores = {}
+    for label in sorted(set(gold)):
+        tp = sum(p == label and g == label for p, g in zip(predicted, gold))
+        n_pred = sum(p == label for p in predicted)
+        n_gold = sum(g == label for g in gold)
+        precision = tp / n_pred if n_pred else 0.0
+        recall = tp / n_gold if n_gold else 0.0
+        f = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        scores[label] = {"p": round(100 * precision, 2), "r": round(100 * recall, 2), "f": round(100 * f, 2), "support": n_gold}
+    return scores
+
+
 def bench_textcat(
     nlp: Language,
     texts: List[str],
@@ -157,8 +171,8 @@ def bench_textcat(
     pass covers at least ``min_docs`` docs (the texts repeated): test sets such as
     TREC's 500 questions are smaller than one batch of 1,000 and take a fast model
     10 ms, too short to time.
-    RETURNS (Dict): accuracy (percent), docs/s per batch size (the largest batch size
-        also as ``docs_per_second``), words/s, parameters.
+    RETURNS (Dict): accuracy, macro-F1 and per-class P/R/F (percent), docs/s per batch
+        size (the largest batch size also as ``docs_per_second``), words/s, parameters.
     """
     one_thread()
     predicted = [
@@ -166,6 +180,7 @@ def bench_textcat(
         for doc in nlp.pipe(texts, batch_size=max(batch_sizes))
     ]
     correct = sum(p == g for p, g in zip(predicted, gold))
+    per_class = class_scores(predicted, gold)
     n_words = sum(len(doc) for doc in nlp.tokenizer.pipe(texts))
     timed_texts = repeated_texts(texts, min_docs)
     by_batch: Dict[str, float] = {}
@@ -177,6 +192,9 @@ def bench_textcat(
     largest = str(max(batch_sizes))
     return {
         "accuracy": round(100 * correct / max(1, len(texts)), 2),
+        # Macro-F1 over the gold classes: accuracy hides a rare class (TREC's ABBR).
+        "macro_f1": round(sum(c["f"] for c in per_class.values()) / max(1, len(per_class)), 2),
+        "per_class": per_class,
         "docs": len(texts),
         "words": n_words,
         "timed_docs": len(timed_texts),

@@ -243,6 +243,14 @@ def test_bench_textcat_scores_each_text_once_and_times_enough_docs():
     assert set(row["docs_per_second_by_batch"]) == {"2", "1000"} and row["docs_per_second"] > 0
 
 
+def test_class_scores_and_macro_f1_count_every_gold_class():
+    from greenkd_spacy.bench import class_scores
+
+    scores = class_scores(["a", "a", "b", None], ["a", "b", "b", "c"])
+    assert scores["a"] == {"p": 50.0, "r": 100.0, "f": 66.67, "support": 1}
+    assert scores["b"]["r"] == 50.0 and scores["c"] == {"p": 0.0, "r": 0.0, "f": 0.0, "support": 1}
+
+
 def test_key_index_probes_past_collisions():
     """Keys whose low bits agree all start at one slot: each must still be found, at its
     own row; a duplicated key answers with its first row; absent keys give -1."""
