@@ -48,3 +48,13 @@ def test_gold_preproc_gives_one_doc_per_sentence(corpus_path):
 def test_missing_path_says_how_to_fix(tmp_path):
     with pytest.raises(ValueError, match="E004"):
         create_corpus_reader(tmp_path / "nope.spacy")
+
+
+def test_treebank_language_comes_from_the_file_name():
+    """A UD treebank's files start with its ISO code: train with that `lang`, or `xx`
+    where spaCy has no class for it (the recipe in README, "Any language")."""
+    from greenkd_spacy.data.conllu import spacy_lang_for
+
+    assert spacy_lang_for("assets/ud/ta_ttb/ta_ttb-ud-train.conllu") == "ta"
+    assert spacy_lang_for("en_ewt-ud-dev.conllu") == "en"
+    assert spacy_lang_for("wo_wtb-ud-train.conllu") == "xx"  # Wolof: no spaCy class

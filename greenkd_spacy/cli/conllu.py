@@ -5,7 +5,7 @@ import typer
 from spacy.cli.convert import convert
 from wasabi import msg
 
-from ..data.conllu import check_conllu
+from ..data.conllu import check_conllu, spacy_lang_for
 from .app import command
 
 
@@ -34,3 +34,6 @@ def convert_conllu_cli(
     )
     output_dir.mkdir(parents=True, exist_ok=True)
     convert(input_path, output_dir, file_type="spacy", n_sents=n_sents, converter="conllu", silent=False)
+    lang = spacy_lang_for(input_path)
+    note = "" if lang != "xx" else " (spaCy has no language class for this treebank's code; xx is its multi-language class)"
+    msg.info(f"Train on it with --nlp.lang {lang}{note}: the shipped configs say en.")

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, Iterator, List, Tuple, Union
 
+import spacy
+
 from ..errors import Errors
 from .text_corpus import read_lines
 
@@ -132,3 +134,15 @@ def check_conllu(path: Union[str, Path]) -> ConlluStats:
     if stats.sentences == 0:
         raise _fail(path, 1, "the file has no sentence", "check that this is a CoNLL-U file with word lines")
     return stats
+
+
+def spacy_lang_for(treebank: Union[str, Path]) -> str:
+    """The `[nlp] lang` to train a UD treebank with: the ISO code its files start with
+    (`ta_ttb-ud-train.conllu` -> "ta") where spaCy has a class for it, else "xx"
+    (spaCy's multi-language class: whitespace and punctuation tokenization)."""
+    code = Path(treebank).name.split("_", 1)[0].split("-", 1)[0].lower()
+    try:
+        spacy.util.get_lang_class(code)
+    except (ImportError, KeyError):
+        return "xx"
+    return code
