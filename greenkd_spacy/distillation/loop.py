@@ -27,6 +27,7 @@ from thinc.api import Config, Optimizer
 from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
+from .adapters import distillable
 from .annotate import annotate
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
@@ -60,10 +61,12 @@ def resolve_distillation(config: Config) -> Dict[str, Any]:
 def pair_components(
     student: Language, teacher: Language, mapping: Dict[str, str]
 ) -> List[Tuple[str, Any, Any]]:
-    """(student name, student pipe, teacher pipe) for every distillable student pipe."""
+    """(student name, student pipe, teacher pipe) for every distillable student pipe;
+    the student pipe is what speaks the contract (adapters.distillable)."""
     pairs = []
-    for name, pipe in student.pipeline:
-        if not getattr(pipe, "is_distillable", False):
+    for name, proc in student.pipeline:
+        pipe = distillable(proc)
+        if pipe is None:
             continue
         teacher_name = mapping.get(name, name)
         if teacher_name not in teacher.pipe_names:
@@ -247,6 +250,7 @@ def train(
             student.from_disk(output_path / LAST, exclude=["vocab"])
             stderr.write(f"Resuming from {output_path / LAST} at step {state['step']}.\n")
     optimizer: Optimizer = D["optimizer"]
+    learners = {name: pipe for name, pipe, _ in run.pairs}
     evaluate = create_evaluation_callback(student, run.dev_corpus, T["score_weights"])
     batches = create_train_batches(student, run.train_corpus, D["batcher"], D["max_epochs"])
     frozen = set(T["frozen_components"])
@@ -276,7 +280,7 @@ def train(
             continue
         for name, proc in student.pipeline:
             if name in teachers:
-                proc.distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
+                learners[name].distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
             elif name in listened:
                 # A shared encoder (tok2vec, transformer) computes its output for the
                 # listeners of the distilled components and gets their gradients.

@@ -21,6 +21,7 @@ from thinc.api import Config
 
 from ..atomic import atomic_write_bytes
 from ..errors import Errors
+from .adapters import distillable
 from .cache import TeacherCache
 
 # Fault injection for tests: "SHARD_INDEX:MARKER_PATH" makes the worker that gets that
@@ -98,7 +99,7 @@ class RecordMaker:
         student = spacy.util.load_model_from_config(
             Config().from_str(job.student_config), auto_fill=True, validate=False
         )
-        pipe = student.get_pipe(job.student_pipe)
+        pipe = distillable(student.get_pipe(job.student_pipe))
         pipe.cfg.update(job.student_cfg)
         if _canonical(pipe.teacher_settings()) != _canonical(job.settings):
             raise RuntimeError(Errors.E037.format(settings=pipe.teacher_settings(), expected=job.settings))

@@ -1,0 +1,120 @@
+"""spaCy's own components under the distillation contract, without new factories.
+
+A student or teacher pipeline made with spaCy's `tagger` is distilled as it is: the
+loop asks `distillable(pipe)` for the object that speaks the contract (contract.py) —
+the pipe itself for greenkd components, an adapter chosen by the pipe's class for
+spaCy's — so the user names no new factory and the saved student is an ordinary spaCy
+pipeline. The adapter follows spaCy v4's `Tagger.distill` /
+`get_teacher_student_loss`: the teacher's per-token tag distribution is the target and
+the gradient is the student's distribution minus the teacher's, summed like spaCy's
+own tagger loss (normalize=False), so the tagger's usual learning rates carry over.
+
+Covered so far: `tagger` teaching and learning soft targets (per-token class
+probabilities; codec: targets.encode/decode_tag_marginals). Other kinds are the next
+step (issue 21).
+"""
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.pipeline import Tagger
+from spacy.tokens import Doc
+from spacy.training import Example
+from thinc.api import Optimizer, set_dropout_rate
+
+from .contract import DistillableMixin, validate_distillation_examples
+from .targets import CachedTeacher, decode_tag_marginals, encode_tag_marginals
+
+
+class TaggerAdapter(DistillableMixin):
+    """spaCy's `tagger` (exactly that class: morphologizer and senter label differently)
+    as a teacher of, and a student of, another `tagger`."""
+
+    def __init__(self, pipe: Tagger):
+        self.pipe = pipe
+        self.name = pipe.name
+        self.cfg = pipe.cfg
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.pipe.labels)
+
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is Tagger, "tagger (spaCy's)")
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        return {"kind": "tag_distributions"}
+
+    def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
+        """The teacher tagger's per-token class probabilities, one record per doc."""
+        return encode_tag_marginals([eg.predicted for eg in examples], self._teacher_probs(teacher_pipe, teacher_docs))
+
+    @staticmethod
+    def _teacher_probs(teacher_pipe: Any, docs: List[Doc]) -> List[numpy.ndarray]:
+        if isinstance(teacher_pipe, CachedTeacher):
+            return decode_tag_marginals(teacher_pipe, docs)
+        if not any(len(doc) for doc in docs):
+            return [numpy.zeros((len(doc), len(teacher_pipe.labels)), dtype="float32") for doc in docs]
+        return [teacher_pipe.model.ops.to_numpy(s) for s in teacher_pipe.model.predict(docs)]
+
+    def distill(
+        self,
+        teacher_pipe: Any,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, "TaggerAdapter.distill")
+        docs = [eg.predicted for eg in examples]
+        if not any(len(doc) for doc in docs):
+            return losses
+        teacher = self._teacher_probs(teacher_pipe, [eg.reference for eg in examples])
+        set_dropout_rate(self.pipe.model, drop)
+        scores, backprop = self.pipe.model.begin_update(docs)
+        loss, d_scores = self.get_teacher_student_loss(teacher, scores)
+        backprop(d_scores)
+        if sgd is not None:
+            self.pipe.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_teacher_student_loss(
+        self, teacher_scores: Sequence[numpy.ndarray], student_scores: Sequence[Any]
+    ) -> Tuple[float, List[Any]]:
+        """T^2 x summed KL(teacher_T || student_T) over tokens, and its gradient at the
+        softmax's input, T x (student_T - teacher_T) per token (spaCy's tagger loss
+        hands its softmax the same form, student - gold). Both distributions are
+        tempered from probabilities: x_T is proportional to x^(1/T)."""
+        ops = self.pipe.model.ops
+        T = self.temperature
+        loss, grads = 0.0, []
+        for p, q in zip(teacher_scores, student_scores):
+            q_np = ops.to_numpy(q)
+            p_t = _tempered(numpy.asarray(p, dtype="float32").reshape(q_np.shape), T)
+            q_t = _tempered(q_np, T)
+            loss += float(T * T * (p_t * (numpy.log(p_t) - numpy.log(q_t))).sum())
+            grads.append(ops.asarray2f(T * (q_t - p_t)))
+        return loss, grads
+
+
+def _tempered(probs: numpy.ndarray, temperature: float) -> numpy.ndarray:
+    logits = numpy.log(numpy.clip(probs, 1e-8, 1.0)) / temperature
+    logits -= logits.max(axis=-1, keepdims=True)
+    tempered = numpy.exp(logits)
+    return tempered / tempered.sum(axis=-1, keepdims=True)
+
+
+ADAPTERS = {Tagger: TaggerAdapter}
+
+
+def distillable(pipe: Any) -> Optional[Any]:
+    """What speaks the distillation contract for a pipe: itself (greenkd components),
+    an adapter (spaCy's own components, by exact class), or None (not distillable)."""
+    if getattr(pipe, "is_distillable", False):
+        return pipe
+    adapter = ADAPTERS.get(type(pipe))
+    return adapter(pipe) if adapter is not None else None
