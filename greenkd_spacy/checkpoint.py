@@ -5,9 +5,10 @@ OUTPUT/model-best, each as a whole directory swapped in by renames, so weights a
 step they belong to are replaced together; rerunning the same command reads model-last's
 state and goes on. A kill between a swap's two renames is repaired before reading.
 """
-import json
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional
+
+import srsly
 
 from .atomic import recover_directory, write_directory
 
@@ -22,7 +23,7 @@ def resume_state(output: Path, state_file: str) -> Optional[Dict[str, Any]]:
     path = output / LAST / state_file
     if not path.exists():
         return None
-    return json.loads(path.read_text(encoding="utf8"))
+    return srsly.read_json(path)
 
 
 def save_checkpoint(
@@ -37,6 +38,6 @@ def save_checkpoint(
     def fill(tmp: Path) -> None:
         write_files(tmp)
         if state is not None:
-            (tmp / state_file).write_text(json.dumps(state, indent=2), encoding="utf8")
+            srsly.write_json(tmp / state_file, state)
 
     write_directory(directory, fill)

@@ -93,3 +93,73 @@ def test_tagger_loss_is_zero_at_the_teacher_and_its_gradient_is_the_kl_gradient(
         q_b = numpy.exp(bumped) / numpy.exp(bumped).sum(-1, keepdims=True)
         numeric = (adapter.get_teacher_student_loss([p], [q_b])[0] - loss) / eps
         assert numeric == pytest.approx(float(grad[i, j]), rel=0.05, abs=1e-3)
+
+
+def spacy_config(tmp_path, component, max_steps=60, raw_text=False):
+    config = init_config(lang="en", pipeline=[component], optimize="efficiency")
+    config["paths"]["train"] = str(tmp_path / "train.spacy")
+    config["paths"]["dev"] = str(tmp_path / "train.spacy")
+    corpus = "corpora.train"
+    if raw_text:  # no gold at all: the teacher's annotation is all the student sees
+        config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
+        corpus = "corpora.raw"
+    config["distillation"] = {
+        "corpus": corpus, "max_steps": max_steps, "eval_frequency": 20, "gold_weight": 0.0,
+        "cache_dir": str(tmp_path / "cache"), "optimizer": dict(config["training"]["optimizer"]),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None},
+    }
+    return config
+
+
+def test_spacy_ner_learns_silver_entities_from_a_spacy_ner_on_raw_text(tmp_path):
+    """spaCy's most requested distillation: the teacher's predicted entities as gold
+    for a CNN ner, here from raw text only."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner")
+    texts = ["John lives in Paris .", "Mary works in Berlin ."]
+    ents = [[(0, 4, "PER"), (14, 19, "LOC")], [(0, 4, "PER"), (14, 20, "LOC")]]
+    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(texts, ents)]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+    predicted = [[(e.start_char, e.end_char, e.label_) for e in teacher(t).ents] for t in texts]
+    assert predicted == ents
+    student, summary = distill(teacher, spacy_config(tmp_path, "ner", raw_text=True), tmp_path / "out")
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in texts] == predicted
+    assert type(student.get_pipe("ner")).__name__ == "EntityRecognizer"
+    assert summary["annotation"]["ner"]["docs"] == 2
+
+
+def test_spacy_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
+    fix_random_seed(0)
+    sentences = [
+        (["I", "like", "green", "eggs", "."], [1, 1, 3, 1, 1], ["nsubj", "ROOT", "amod", "obj", "punct"]),
+        (["She", "ate", "pizza", "."], [1, 1, 1, 1], ["nsubj", "ROOT", "obj", "punct"]),
+    ]
+    nlp = spacy.blank("en")
+    # spaCy's parser maps labels seen fewer than 30 times to "dep": two sentences are fewer
+    nlp.add_pipe("parser", config={"min_action_freq": 1})
+    examples = [
+        Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, heads=heads, deps=deps))
+        for words, heads, deps in sentences
+    ]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _ in sentences) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def trees(pipeline):
+        return [[(t.head.i, t.dep_) for t in pipeline(Doc(pipeline.vocab, words=w))] for w, _, _ in sentences]
+
+    assert trees(teacher) == [list(zip(h, d)) for _, h, d in sentences]
+    student, _ = distill(teacher, spacy_config(tmp_path, "parser", max_steps=80, raw_text=True), tmp_path / "out")
+    assert trees(student) == trees(teacher)
+    assert type(student.get_pipe("parser")).__name__ == "DependencyParser"

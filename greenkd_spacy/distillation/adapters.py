@@ -10,19 +10,20 @@ the gradient is the student's distribution minus the teacher's, summed like spaC
 own tagger loss (normalize=False), so the tagger's usual learning rates carry over.
 
 Covered so far: `tagger` teaching and learning soft targets (per-token class
-probabilities; codec: targets.encode/decode_tag_marginals). Other kinds are the next
-step (issue 21).
+probabilities; codec: targets.encode/decode_tag_marginals); spaCy's `ner` and `parser`
+teaching and learning silver targets (the teacher's predicted entities / trees;
+targets.encode/decode_silver). Other kinds are the open part of issue 21.
 """
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
-from spacy.pipeline import Tagger
+from spacy.pipeline import DependencyParser, EntityRecognizer, Tagger
 from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 
 from .contract import DistillableMixin, validate_distillation_examples
-from .targets import CachedTeacher, decode_tag_marginals, encode_tag_marginals
+from .targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
 
 
 class TaggerAdapter(DistillableMixin):
@@ -108,7 +109,68 @@ def _tempered(probs: numpy.ndarray, temperature: float) -> numpy.ndarray:
     return tempered / tempered.sum(axis=-1, keepdims=True)
 
 
-ADAPTERS = {Tagger: TaggerAdapter}
+class SilverAdapter(DistillableMixin):
+    """spaCy's transition-based `ner` and `parser` learning from a teacher of the same
+    kind through their own `update`, with the teacher's predicted annotation as the
+    reference ("silver" targets): the transition system has no per-token distribution
+    to match, and spaCy's users distil a transformer NER into the CNN pipeline exactly
+    so, treating its output as gold."""
+
+    def __init__(self, pipe: Any):
+        self.pipe = pipe
+        self.name = pipe.name
+        self.cfg = pipe.cfg
+        self.kind = "ents" if isinstance(pipe, EntityRecognizer) else "deps"
+
+    @property
+    def labels(self) -> Tuple[str, ...]:
+        return tuple(self.pipe.labels)
+
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        expected = "ner (spaCy's)" if self.kind == "ents" else "parser (spaCy's)"
+        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), expected)
+
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        # The transition system's label data has integer keys, which a config cannot
+        # hold: the labels are set in initialize_from_teacher instead.
+        return {}
+
+    def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
+        """Initialize again with the teacher's actions and labels (its label_data, as
+        `spacy init labels` writes them), so a student that sees only raw text knows
+        every label the teacher can give."""
+        self.pipe.initialize(get_examples, nlp=nlp, labels=teacher_pipe.label_data)
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        return {"kind": f"silver_{self.kind}"}
+
+    def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
+        annotated = list(teacher_pipe.pipe(teacher_docs))
+        return encode_silver([eg.predicted for eg in examples], annotated, self.kind)
+
+    def distill(
+        self,
+        teacher_pipe: Any,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, "SilverAdapter.distill")
+        docs = [eg.predicted for eg in examples]
+        if isinstance(teacher_pipe, CachedTeacher):
+            silver = decode_silver(teacher_pipe, docs, self.kind)
+        else:
+            silver = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
+        self.pipe.update([Example(doc, ref) for doc, ref in zip(docs, silver)], drop=drop, sgd=sgd, losses=losses)
+        return losses
+
+
+ADAPTERS = {Tagger: TaggerAdapter, EntityRecognizer: SilverAdapter, DependencyParser: SilverAdapter}
 
 
 def distillable(pipe: Any) -> Optional[Any]:

@@ -99,6 +99,11 @@ class DistillableMixin:
                 )
             )
 
+    def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
+        """After the student pipeline is initialized: anything the teacher must set that
+        a config cannot carry. Nothing for greenkd components (their labels come
+        through settings_from_teacher)."""
+
     def check_labels(self, teacher_pipe: Any) -> None:
         """Student and teacher must have the same labels in the same order: the cached
         teacher distributions are indexed by label position."""

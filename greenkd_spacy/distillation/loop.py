@@ -184,6 +184,8 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     student.config = init_config
     train_corpus, dev_corpus = resolve_dot_names(student.config, [D["corpus"], T["dev_corpus"]])
     student.initialize(lambda: train_corpus(student))
+    for _, pipe, teacher_pipe in pairs:
+        pipe.initialize_from_teacher(teacher_pipe, lambda: train_corpus(student), student)
     for name, pipe, teacher_pipe in pairs:
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)
@@ -297,6 +299,7 @@ def train(
         with student.use_params(optimizer.averages):
             score, scores = evaluate()
         state["step"] = step
+        losses = {name: float(value) for name, value in losses.items()}  # spaCy's pipes may add numpy floats
         row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
         row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
         state["history"].append(row)

@@ -19,7 +19,7 @@ import hashlib
 from typing import Dict, List, Sequence, Tuple
 
 import numpy
-from spacy.tokens import Doc
+from spacy.tokens import Doc, Span
 
 from ..errors import Errors
 from ..types import ParserTargets, Segment
@@ -149,3 +149,40 @@ def encode_class_probs(docs: Sequence[Doc], probs: numpy.ndarray) -> Dict[str, D
 def decode_class_probs(teacher: CachedTeacher, docs: Sequence[Doc]) -> numpy.ndarray:
     rows = [numpy.asarray(teacher.record(doc)["probs"], dtype="float32") for doc in docs]
     return numpy.stack(rows) if rows else numpy.zeros((0, len(teacher.labels)), dtype="float32")
+
+
+# ---------------------------------------------------------------------- silver annotation
+
+
+def encode_silver(docs: Sequence[Doc], teacher_docs: Sequence[Doc], kind: str) -> Dict[str, Dict]:
+    """The teacher's predicted annotation, one record per (student) doc: entities as
+    (start, end, label) for kind "ents"; heads (relative offsets) and labels for kind
+    "deps". Used by students that learn from annotation, not distributions."""
+    records = {}
+    for doc, annotated in zip(docs, teacher_docs):
+        if kind == "ents":
+            record = {"ents": [[e.start, e.end, e.label_] for e in annotated.ents]}
+        else:
+            record = {
+                "heads": numpy.asarray([t.head.i - t.i for t in annotated], dtype="int16"),
+                "deps": [t.dep_ for t in annotated],
+            }
+        records[doc_key(doc)] = record
+    return records
+
+
+def decode_silver(teacher: CachedTeacher, docs: Sequence[Doc], kind: str) -> List[Doc]:
+    """Reference docs carrying the teacher's annotation, on the student's tokens."""
+    references = []
+    for doc in docs:
+        record = teacher.record(doc)
+        words = [t.text for t in doc]
+        spaces = [bool(t.whitespace_) for t in doc]
+        if kind == "ents":
+            reference = Doc(doc.vocab, words=words, spaces=spaces)
+            reference.set_ents([Span(reference, s, e, label=label) for s, e, label in record["ents"]], default="outside")
+        else:
+            heads = [i + int(offset) for i, offset in enumerate(record["heads"])]
+            reference = Doc(doc.vocab, words=words, spaces=spaces, heads=heads, deps=list(record["deps"]))
+        references.append(reference)
+    return references
