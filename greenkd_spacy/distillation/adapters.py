@@ -22,7 +22,7 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 
-from .contract import DistillableMixin, validate_distillation_examples
+from .contract import DistillableMixin
 from .targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
 
 
@@ -66,10 +66,7 @@ class TaggerAdapter(DistillableMixin):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_distillation_examples(examples, "TaggerAdapter.distill")
+        examples, losses = self.begin_distill(examples, losses)
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
@@ -157,10 +154,7 @@ class SilverAdapter(DistillableMixin):
         sgd: Optional[Optimizer] = None,
         losses: Optional[Dict[str, float]] = None,
     ) -> Dict[str, float]:
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_distillation_examples(examples, "SilverAdapter.distill")
+        examples, losses = self.begin_distill(examples, losses)
         docs = [eg.predicted for eg in examples]
         if isinstance(teacher_pipe, CachedTeacher):
             silver = decode_silver(teacher_pipe, docs, self.kind)

@@ -6,7 +6,7 @@ written against it carries over. What the papers need on top: a temperature appl
 both distributions (the loss is scaled by T^2 so its gradient does not shrink with T),
 and a gold cross-entropy term added where the corpus has gold annotation.
 """
-from typing import Any, Dict, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.training import Example
@@ -98,6 +98,17 @@ class DistillableMixin:
                     expected=expected,
                 )
             )
+
+    def begin_distill(
+        self, examples: Iterable[Example], losses: Optional[Dict[str, float]]
+    ) -> Tuple[List[Example], Dict[str, float]]:
+        """The start of every `distill`: the batch as a checked list, and the losses dict
+        with this component's entry."""
+        losses = {} if losses is None else losses
+        losses.setdefault(self.name, 0.0)
+        examples = list(examples)
+        validate_distillation_examples(examples, f"{type(self).__name__}.distill")
+        return examples, losses
 
     def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
         """After the student pipeline is initialized: anything the teacher must set that

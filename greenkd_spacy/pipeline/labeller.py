@@ -24,7 +24,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
-from ..distillation.contract import DistillableMixin, validate_distillation_examples
+from ..distillation.contract import DistillableMixin
 from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_tag_marginals
 from .serialize import ShapedFromCfgMixin
 
@@ -328,10 +328,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def distill(self, teacher_pipe: Any, examples: Iterable[Example], *, drop: float = 0.0, sgd: Optional[Optimizer] = None, losses: Optional[Dict[str, float]] = None) -> Dict[str, float]:
         """T^2 KL(teacher || student) on per-token tag marginals, + gold_weight x CRF NLL
         where the reference has gold spans (paper's labeller + DESIGN's distill contract)."""
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_distillation_examples(examples, f"{type(self).__name__}.distill")
+        examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
         if isinstance(teacher_pipe, CachedTeacher):

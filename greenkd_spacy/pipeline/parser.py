@@ -16,7 +16,7 @@ from thinc.types import Floats3d, Ints2d
 
 from ..errors import Errors, Warnings
 from ..models.parser import ensure_head
-from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
+from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
 from ..distillation.targets import CachedTeacher, decode_head_distributions, encode_head_distributions
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
@@ -356,11 +356,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             same tokens, with gold annotation where available.
         RETURNS (Dict[str, float]): The updated losses.
         """
-        if losses is None:
-            losses = {}
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_distillation_examples(examples, "BiaffineParser.distill")
+        examples, losses = self.begin_distill(examples, losses)
         segments, gold = self._gold(examples)
         if not segments:
             return losses

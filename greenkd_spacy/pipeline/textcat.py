@@ -32,7 +32,7 @@ from ..errors import Errors
 from ..models.dan import dan_module, ensure_dan
 from ..models.ngrams import NgramTable
 from ..data.text_corpus import iter_texts
-from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax, validate_distillation_examples
+from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
 from ..distillation.targets import CachedTeacher, decode_class_probs, encode_class_probs
 from .serialize import ShapedFromCfgMixin
 
@@ -250,10 +250,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
             went through the teacher pipeline's earlier components, or the cached
             stand-in the distillation loop passes.
         """
-        losses = {} if losses is None else losses
-        losses.setdefault(self.name, 0.0)
-        examples = list(examples)
-        validate_distillation_examples(examples, f"{type(self).__name__}.distill")
+        examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
         docs = [eg.reference for eg in examples]
