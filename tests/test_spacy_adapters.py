@@ -163,3 +163,33 @@ def test_spacy_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
     student, _ = distill(teacher, spacy_config(tmp_path, "parser", max_steps=80, raw_text=True), tmp_path / "out")
     assert trees(student) == trees(teacher)
     assert type(student.get_pipe("parser")).__name__ == "DependencyParser"
+
+
+@pytest.mark.parametrize("factory", ["senter"])
+def test_spacy_softmax_taggers_learn_from_their_own_kind(factory, tmp_path):
+    """A senter learns its teacher's per-token distributions from raw text alone."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory)
+    examples = []
+    for words, _, _, pos in SENTENCES:
+        reference = Doc(nlp.vocab, words=words + words, pos=pos + pos, morphs=["Number=Sing" if p == "NOUN" else "_" for p in pos + pos],
+                        sent_starts=[True] + [False] * (len(words) - 1) + [True] + [False] * (len(words) - 1))
+        examples.append(Example(Doc(nlp.vocab, words=words + words), reference))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(eg.reference.text.split()) for eg in examples) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def annotation(pipeline):
+        docs = [pipeline(Doc(pipeline.vocab, words=[t.text for t in eg.reference])) for eg in examples]
+        if factory == "senter":
+            return [[t.is_sent_start for t in doc] for doc in docs]
+        return [[(t.pos_, str(t.morph)) for t in doc] for doc in docs]
+
+    student, _ = distill(teacher, spacy_config(tmp_path, factory, max_steps=80, raw_text=True), tmp_path / "out")
+    assert annotation(student) == annotation(teacher)
+    assert student.get_pipe(factory).labels == teacher.get_pipe(factory).labels

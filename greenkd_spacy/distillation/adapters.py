@@ -9,7 +9,7 @@ pipeline. The adapter follows spaCy v4's `Tagger.distill` /
 the gradient is the student's distribution minus the teacher's, summed like spaCy's
 own tagger loss (normalize=False), so the tagger's usual learning rates carry over.
 
-Covered so far: `tagger` teaching and learning soft targets (per-token class
+Covered so far: `tagger` and `senter` teaching and learning soft targets (per-token class
 probabilities; codec: targets.encode/decode_tag_marginals); spaCy's `ner` and `parser`
 teaching and learning silver targets (the teacher's predicted entities / trees;
 targets.encode/decode_silver). Other kinds are the open part of issue 21.
@@ -17,7 +17,7 @@ targets.encode/decode_silver). Other kinds are the open part of issue 21.
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
-from spacy.pipeline import DependencyParser, EntityRecognizer, Tagger
+from spacy.pipeline import DependencyParser, EntityRecognizer, SentenceRecognizer, Tagger
 from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
@@ -27,8 +27,10 @@ from .targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_
 
 
 class TaggerAdapter(DistillableMixin):
-    """spaCy's `tagger` (exactly that class: morphologizer and senter label differently)
-    as a teacher of, and a student of, another `tagger`."""
+    """spaCy's softmax taggers — `tagger` and `senter` — each as a teacher of, and a
+    student of, a component of its own class. (The morphologizer is not yet: its label
+    data, keys like "POS=NOUN|Number=Sing", cannot go through a config, and it refuses
+    to initialize from raw text without labels.)"""
 
     def __init__(self, pipe: Tagger):
         self.pipe = pipe
@@ -40,10 +42,19 @@ class TaggerAdapter(DistillableMixin):
         return tuple(self.pipe.labels)
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is Tagger, "tagger (spaCy's)")
+        kind = type(self.pipe).__name__
+        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), f"{kind} (spaCy's)")
+
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        """The teacher's labels, in the teacher's order: its distributions are indexed by
+        position. A senter's two labels are fixed."""
+        data = teacher_pipe.label_data
+        if data is None:
+            return {}
+        return {"labels": list(data) if isinstance(data, tuple) else data}
 
     def teacher_settings(self) -> Dict[str, Any]:
-        return {"kind": "tag_distributions"}
+        return {"kind": "tag_distributions", "component": type(self.pipe).__name__}
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         """The teacher tagger's per-token class probabilities, one record per doc."""
@@ -164,7 +175,12 @@ class SilverAdapter(DistillableMixin):
         return losses
 
 
-ADAPTERS = {Tagger: TaggerAdapter, EntityRecognizer: SilverAdapter, DependencyParser: SilverAdapter}
+ADAPTERS = {
+    Tagger: TaggerAdapter,
+    SentenceRecognizer: TaggerAdapter,
+    EntityRecognizer: SilverAdapter,
+    DependencyParser: SilverAdapter,
+}
 
 
 def distillable(pipe: Any) -> Optional[Any]:
