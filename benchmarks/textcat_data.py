@@ -17,7 +17,9 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterator
+
+from greenkd_spacy.atomic import atomic_write_lines
 
 TASKS = {
     # Model selection on a held-out 5 % of GLUE train; the GLUE dev set is the test set.
@@ -36,18 +38,6 @@ def lines_of(*paths: Path) -> Iterator[str]:
         with gzip.open(path, "rt", encoding="utf8") as file_:
             for line in file_:
                 yield line.rstrip("\n")
-
-
-def write_gzip_lines(path: Path, lines: Iterable[str]) -> int:
-    """No name and mtime 0 in the gzip header: the same lines give the same bytes."""
-    count = 0
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) as out:
-        for line in lines:
-            out.write((line + "\n").encode("utf8"))
-            count += 1
-    tmp.replace(path)
-    return count
 
 
 def convert(task: str, data: Path, corpus: Path) -> None:
@@ -78,7 +68,7 @@ def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> N
         spacy_cli("greenkd-split-text", str(data / "imdb/unsup.jsonl.gz"), str(sentences),
                   "--limit", str(args.imdb_sentences), "--max-words", "60")
         parts = [lines_of(data / "unlabeled/movie_reviews_polarity2.txt.gz", sentences)]
-    count = write_gzip_lines(out, (line for part in parts for line in part))
+    count = atomic_write_lines(out, (line for part in parts for line in part))
     print(f"transfer set: {count} texts in {out}")
 
 

@@ -1,5 +1,6 @@
 """The typer app of `python -m greenkd_spacy` and the bridge to spaCy's CLI."""
 import functools
+from pathlib import Path
 from typing import Callable, Optional
 
 import typer
@@ -36,6 +37,18 @@ def command(name: str, spacy_name: Optional[str] = None, **kwargs) -> Callable[[
         return func
 
     return register
+
+
+SKIP_MISSING_HELP = "If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"
+
+
+def skipped(model: Path, system: str, skip_missing: bool) -> bool:
+    """For --skip-missing of the greenkd-bench-* commands: True (and said) when the
+    model of this row was not trained in this run."""
+    if skip_missing and not Path(model).is_dir():
+        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+        return True
+    return False
 
 
 @app.callback()

@@ -8,7 +8,7 @@ from wasabi import msg
 
 from ..bench import add_distill_cost, add_train_cost, bench_parser, disk_bytes, stamp, write_row
 from ..data.corpus import create_corpus_reader
-from .app import command
+from .app import SKIP_MISSING_HELP, command, skipped
 
 
 @command("bench-parser")
@@ -31,12 +31,11 @@ def bench_parser_cli(
     train_cost: Optional[List[Path]] = typer.Option(
         None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed)"
     ),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help="If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
     """Parse DATA with MODEL on one CPU thread; report UAS/LAS (spaCy's scorer), words/s,
     parameters and size on disk, and optionally record them as a JSON row."""
-    if skip_missing and not Path(model).is_dir():
-        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+    if skipped(model, system, skip_missing):
         return
     nlp = spacy.load(model)
     reader = create_corpus_reader(

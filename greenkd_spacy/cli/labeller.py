@@ -20,7 +20,7 @@ from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
 from ..data.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
-from .app import command
+from .app import SKIP_MISSING_HELP, command, skipped
 
 
 @command("convert-conll")
@@ -130,12 +130,11 @@ def bench_labeller_cli(
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
     train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable)"),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help="If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
     """Label DATA's gold-tokenized sentences with MODEL on one CPU thread: span F1
     (spaCy's scorer), words/s, LM FLOPs per token, parameters and size on disk."""
-    if skip_missing and not Path(model).is_dir():
-        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+    if skipped(model, system, skip_missing):
         return
     nlp = spacy.load(model)
     reference = load_docs(data, nlp.vocab)

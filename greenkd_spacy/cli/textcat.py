@@ -20,11 +20,11 @@ from ..bench import add_distill_cost, add_train_cost, bench_textcat, disk_bytes,
 from ..pipeline.textcat import DANMixin
 from ..data.augment import Augmenter
 from ..data.corpus import load_docs
-from ..atomic import atomic_open, atomic_write_bytes, atomic_write_lines
+from ..atomic import atomic_write_bytes, atomic_write_lines
 from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
 from ..data.text_corpus import iter_texts
-from .app import command
+from .app import SKIP_MISSING_HELP, command, skipped
 
 
 @command("convert-textcat")
@@ -146,24 +146,21 @@ def split_text_cli(
     """
     nlp = spacy.blank(lang)
     nlp.add_pipe("sentencizer")
-    gz = output_path.suffix == ".gz"
-    written = 0
+    sentences = iter_sentences(
+        nlp, iter_texts(input_path, text_key=text_key), lowercase=not keep_case, min_words=min_words, max_words=max_words
+    )
+
+    def reported(lines):
+        for count, line in enumerate(lines, start=1):
+            yield line
+            if count % 100_000 == 0:
+                msg.text(f"{count:,} sentences")
+            if limit and count >= limit:
+                return
+
     try:
-        with atomic_open(output_path) as raw:
-            # No name and mtime 0 in the header: the same input gives the same bytes.
-            out = gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0) if gz else raw
-            sentences = iter_sentences(
-                nlp, iter_texts(input_path, text_key=text_key), lowercase=not keep_case, min_words=min_words, max_words=max_words
-            )
-            for sentence in sentences:
-                out.write((sentence + "\n").encode("utf8"))
-                written += 1
-                if written % 100_000 == 0:
-                    msg.text(f"{written:,} sentences")
-                if limit and written >= limit:
-                    break
-            if gz:
-                out.close()
+        # Streamed; no name and mtime 0 in the gzip header: the same input gives the same bytes.
+        written = atomic_write_lines(output_path, reported(sentences))
     except ValueError as err:
         msg.fail(str(err), exits=1)
     msg.good(f"Wrote {written:,} sentences to {output_path}")
@@ -215,12 +212,11 @@ def bench_textcat_cli(
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
     distill_summary: Optional[Path] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help="If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"),
+    skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
     report accuracy, docs/s at each batch size, parameters and size on disk."""
-    if skip_missing and not Path(model).is_dir():
-        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
+    if skipped(model, system, skip_missing):
         return
     nlp = spacy.load(model)
     docs = load_docs(data, nlp.vocab)

@@ -22,17 +22,15 @@ from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 
-from .contract import DistillableMixin
+from .contract import DistillableMixin, kl_divergence
 from .targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
 
 
-class TaggerAdapter(DistillableMixin):
-    """spaCy's softmax taggers — `tagger` and `senter` — each as a teacher of, and a
-    student of, a component of its own class. (The morphologizer is not yet: its label
-    data, keys like "POS=NOUN|Number=Sing", cannot go through a config, and it refuses
-    to initialize from raw text without labels.)"""
+class SpacyPipeAdapter(DistillableMixin):
+    """What every adapter shares: the wrapped spaCy pipe, whose name, cfg (where the
+    loop puts temperature and gold weight) and labels it answers with."""
 
-    def __init__(self, pipe: Tagger):
+    def __init__(self, pipe: Any):
         self.pipe = pipe
         self.name = pipe.name
         self.cfg = pipe.cfg
@@ -40,6 +38,13 @@ class TaggerAdapter(DistillableMixin):
     @property
     def labels(self) -> Tuple[str, ...]:
         return tuple(self.pipe.labels)
+
+
+class TaggerAdapter(SpacyPipeAdapter):
+    """spaCy's softmax taggers — `tagger` and `senter` — each as a teacher of, and a
+    student of, a component of its own class. (The morphologizer is not yet: its label
+    data, keys like "POS=NOUN|Number=Sing", cannot go through a config, and it refuses
+    to initialize from raw text without labels.)"""
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         kind = type(self.pipe).__name__
@@ -96,28 +101,27 @@ class TaggerAdapter(DistillableMixin):
     ) -> Tuple[float, List[Any]]:
         """T^2 x summed KL(teacher_T || student_T) over tokens, and its gradient at the
         softmax's input, T x (student_T - teacher_T) per token (spaCy's tagger loss
-        hands its softmax the same form, student - gold). Both distributions are
-        tempered from probabilities: x_T is proportional to x^(1/T)."""
+        hands its softmax the same form, student - gold): the contract's kl_divergence
+        on log-probabilities, summed over a doc's tokens (normalize=False, as spaCy's
+        tagger) instead of averaged."""
         ops = self.pipe.model.ops
-        T = self.temperature
         loss, grads = 0.0, []
         for p, q in zip(teacher_scores, student_scores):
             q_np = ops.to_numpy(q)
-            p_t = _tempered(numpy.asarray(p, dtype="float32").reshape(q_np.shape), T)
-            q_t = _tempered(q_np, T)
-            loss += float(T * T * (p_t * (numpy.log(p_t) - numpy.log(q_t))).sum())
-            grads.append(ops.asarray2f(T * (q_t - p_t)))
+            p_np = numpy.asarray(p, dtype="float32").reshape(q_np.shape)
+            n = q_np.shape[0]
+            doc_loss, grad = kl_divergence(
+                numpy.log(numpy.clip(p_np, 1e-8, 1.0)),
+                numpy.log(numpy.clip(q_np, 1e-8, 1.0)),
+                numpy.ones(n, dtype=bool),
+                self.temperature,
+            )
+            loss += doc_loss * n
+            grads.append(ops.asarray2f(grad * n))
         return loss, grads
 
 
-def _tempered(probs: numpy.ndarray, temperature: float) -> numpy.ndarray:
-    logits = numpy.log(numpy.clip(probs, 1e-8, 1.0)) / temperature
-    logits -= logits.max(axis=-1, keepdims=True)
-    tempered = numpy.exp(logits)
-    return tempered / tempered.sum(axis=-1, keepdims=True)
-
-
-class SilverAdapter(DistillableMixin):
+class SilverAdapter(SpacyPipeAdapter):
     """spaCy's transition-based `ner` and `parser` learning from a teacher of the same
     kind through their own `update`, with the teacher's predicted annotation as the
     reference ("silver" targets): the transition system has no per-token distribution
@@ -125,14 +129,8 @@ class SilverAdapter(DistillableMixin):
     so, treating its output as gold."""
 
     def __init__(self, pipe: Any):
-        self.pipe = pipe
-        self.name = pipe.name
-        self.cfg = pipe.cfg
+        super().__init__(pipe)
         self.kind = "ents" if isinstance(pipe, EntityRecognizer) else "deps"
-
-    @property
-    def labels(self) -> Tuple[str, ...]:
-        return tuple(self.pipe.labels)
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         expected = "ner (spaCy's)" if self.kind == "ents" else "parser (spaCy's)"
