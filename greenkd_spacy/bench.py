@@ -99,6 +99,7 @@ def bench_parser(
         head_attr="head",
         ignore_labels=(),
     )
+    token_scores = token_attr_scores(nlp, parsed)
     timings = []
     decoder_share = None
     for _ in range(repeats):
@@ -122,9 +123,35 @@ def bench_parser(
         "seconds": [round(t, 3) for t in timings],
         "batch_size": batch_size,
         "mst_share_of_parse_time": None if decoder_share is None else round(decoder_share, 4),
+        **token_scores,
         "params": pipeline_parameters(nlp),
         "threads": torch.get_num_threads(),
     }
+
+
+# Token attributes a pipeline may predict beside the parse, and their result fields.
+_TOKEN_ATTRS = (("tag", "tag_acc"), ("pos", "upos_acc"), ("morph", "morph_acc"))
+
+
+def token_attr_scores(nlp: Language, examples: List[Example]) -> Dict[str, float]:
+    """Accuracy of each token attribute some component of the pipeline assigns (a
+    tagger's tags, a morphologizer's UPOS and features), so a parsing pipeline's row
+    shows everything it predicts; attributes nobody assigns are left out, not zero."""
+    assigned = set()
+    for name in nlp.pipe_names:
+        assigned.update(nlp.get_pipe_meta(name).assigns)
+    scores = {}
+    for attr, field in _TOKEN_ATTRS:
+        if f"token.{attr}" not in assigned:
+            continue
+        if attr == "morph":
+            # As spaCy's morphologizer scores it: the whole feature string of a token.
+            result = Scorer.score_token_attr(examples, "morph", getter=lambda token, _: token.morph.key)
+        else:
+            result = Scorer.score_token_attr(examples, attr)
+        accuracy = result[f"{attr}_acc"]
+        scores[field] = None if accuracy is None else round(100 * accuracy, 2)
+    return scores
 
 
 def repeated_texts(texts: Sequence[str], min_docs: int) -> List[str]:
@@ -318,6 +345,14 @@ def add_train_cost(row: dict, train_cost: Union[None, Path, Sequence[Path]], tra
     peaks = [cost["max_rss_mb"] for cost in costs if cost.get("max_rss_mb") is not None]
     if peaks:
         row["train_max_rss_mb"] = max(peaks)
+    # Steps and budget as greenkd.train_budget.v1 recorded them (scripts/timed.py --merge);
+    # a resumed run counts its steps from the start, so the phases' largest is the total.
+    recorded_steps = [cost["train_steps"] for cost in costs if cost.get("train_steps")]
+    train_steps = train_steps or (max(recorded_steps) if recorded_steps else 0)
+    budgets = [cost["budget_seconds"] for cost in costs if cost.get("budget_seconds")]
+    if budgets:
+        row["budget_seconds"] = sum(budgets)
+        row["stopped_by_budget"] = any(cost.get("stopped_by_budget") for cost in costs)
     if train_steps and row["train_wall_seconds"]:
         row["train_steps"] = train_steps
         row["train_steps_per_second"] = round(train_steps / row["train_wall_seconds"], 2)

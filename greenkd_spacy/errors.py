@@ -192,3 +192,22 @@ class Errors(metaclass=ErrorsWithCodes):
         "output (it reports how many docs it wrote) and the path in the config or on the "
         "command line."
     )
+    E045 = (
+        "greenkd.train_budget.v1: seconds and minutes must be 0 (no budget) or more, got "
+        "seconds = {seconds}, minutes = {minutes}. Set them in [training.before_update], "
+        "e.g. --training.before_update.minutes 10."
+    )
+    E046 = (
+        "Student '{student}' is spaCy's textcat, which outputs probabilities, not logits: "
+        "a distillation temperature cannot apply to it (got {temperature}). Set "
+        "[distillation] temperature = 1.0, or use greenkd_textcat as the student."
+    )
+    E047 = (
+        "[distillation] copy_from_teacher names '{name}', which the teacher does not have. "
+        "Its components: {available}."
+    )
+    E048 = (
+        "[distillation] copy_from_teacher names '{name}', which the student already has. "
+        "Remove it from copy_from_teacher (it is distilled or trained), or from the "
+        "student's [nlp] pipeline to copy the teacher's."
+    )

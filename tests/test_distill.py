@@ -135,6 +135,7 @@ def test_scaled_widths_hit_the_fraction_and_match_the_built_model():
             "affix_width": widths["affix_width"],
             "pos_width": widths["pos_width"],
             "hidden_width": widths["hidden_width"],
+            "depth": 3,  # the paper's; the component's own default is the CPU-first 2
         },
     }
     parser = nlp.add_pipe("greenkd_parser", config={"model": model})

@@ -24,7 +24,9 @@ SCRIPT = textwrap.dedent(
     torch.ones(4_000_000).sum()  # the parent's thread pool is in use before the fork
 
     parser = spacy.blank("en")
-    parser.add_pipe("greenkd_parser")  # the full-size default: big enough to run in parallel
+    # The paper's full size (the architectures' own defaults): big enough to run in parallel.
+    paper = {{"@architectures": "greenkd.BiaffineParser.v1", "tok2vec": {{"@architectures": "greenkd.BiLSTMEncoder.v1", "pos_width": 0}}}}
+    parser.add_pipe("greenkd_parser", config={{"model": paper}})
     train(parser, make_examples(parser, copy_pos=False), steps=2)
 
     textcat = spacy.blank("en")

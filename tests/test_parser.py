@@ -245,3 +245,48 @@ def test_warns_once_when_a_pos_reading_parser_gets_no_pos():
         warnings.simplefilter("always")
         parse(no_pos, words)
     assert not [w for w in caught if "W003" in str(w.message)]
+
+
+def test_default_model_is_the_small_cpu_first_one():
+    """`add_pipe("greenkd_parser")` gives the CPU-first default (issue 22), not the
+    paper's 3 x 400 model with a POS input: no POS needed, 2 x 128 BiLSTM."""
+    nlp = spacy.blank("en")
+    parser = nlp.add_pipe("greenkd_parser")
+    encoder = parser.model.layers[0]
+    assert encoder.attrs["reads_pos"] is False
+    assert encoder.get_dim("nO") == 256
+    assert parser.model.attrs["arc_mlp_size"] == 256
+
+
+def test_summed_loss_is_the_mean_times_the_scored_tokens():
+    """normalize_loss=False (for a tok2vec shared with spaCy's components) sums the loss
+    and gradient where the default averages them: same direction, n times the size."""
+    from greenkd_spacy.types import ParserInput
+
+    nlp = new_parser(normalize_loss=False)
+    parser = nlp.get_pipe("greenkd_parser")
+    assert parser.cfg["normalize_loss"] is False
+    examples = make_examples(nlp, copy_pos=True)
+    nlp.initialize(lambda: examples)
+    segments, gold = parser._gold(examples)
+    scores = parser.model.predict(ParserInput([eg.predicted for eg in examples], segments, gold[0]))
+    total, (d_arc_sum, d_label_sum) = parser._loss(scores, gold)
+    parser.cfg["normalize_loss"] = True
+    mean, (d_arc_mean, d_label_mean) = parser._loss(scores, gold)
+    n = int((gold[0] >= 0).sum())
+    assert n > 0 and total == pytest.approx(mean * n, rel=1e-4)
+    numpy.testing.assert_allclose(d_arc_sum, d_arc_mean * n, rtol=1e-4, atol=1e-6)
+    numpy.testing.assert_allclose(d_label_sum, d_label_mean * n, rtol=1e-4, atol=1e-6)
+
+
+def test_shape_embedding_widens_the_encoder_input():
+    from greenkd_spacy.models.encoder import build_bilstm_encoder
+
+    plain = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1)
+    shaped = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1, shape_width=6)
+    lstm_in = lambda model: model.layers[-1].get_dim("nI")  # noqa: E731
+    assert lstm_in(shaped) == lstm_in(plain) + 6 == 8 + 2 * 4 + 6
+    docs = [spacy.blank("en")("Apple sold 12 Apples")]
+    shaped.initialize(X=docs)
+    (vectors,) = shaped.predict(docs)
+    assert vectors.shape == (4, 16)

@@ -1,13 +1,15 @@
 """greenkd.BiLSTMEncoder.v1: the encoder of the biaffine parser paper.
 
-Hashed word embeddings (NORM), affix embeddings (PREFIX, SUFFIX), an optional UPOS
-embedding and optional static vectors are concatenated and fed to a stacked BiLSTM.
+Hashed word embeddings (NORM), affix embeddings (PREFIX, SUFFIX), an optional word-shape
+embedding (SHAPE: capitalisation and digits, which NORM lowercases away; for NER), an
+optional UPOS embedding and optional static vectors are concatenated and fed to a
+stacked BiLSTM.
 Every width is a config value, so the 20/40/60/80 % students are one override away.
 Defaults follow Table 7 of the paper (100-d words and POS, 3 x 400 BiLSTM, dropout 0.33).
 """
 from typing import List
 
-from spacy.attrs import NORM, POS, PREFIX, SUFFIX
+from spacy.attrs import NORM, POS, PREFIX, SHAPE, SUFFIX
 from spacy.ml.featureextractor import FeatureExtractor
 from spacy.ml.staticvectors import StaticVectors
 from spacy.tokens import Doc
@@ -39,6 +41,8 @@ def build_bilstm_encoder(
     hidden_width: int = 400,
     depth: int = 3,
     dropout: float = 0.33,
+    shape_width: int = 0,
+    shape_rows: int = 1000,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Build the paper's token encoder: embeddings -> stacked BiLSTM.
 
@@ -54,6 +58,9 @@ def build_bilstm_encoder(
     depth (int): Number of stacked BiLSTM layers.
     dropout (float): Dropout on embeddings and between LSTM layers; spaCy's
         [training] dropout overrides it during training, as for its own layers.
+    shape_width (int): Width of the word-shape (SHAPE) embedding (0 to disable, the
+        paper's setting).
+    shape_rows (int): Rows of the shape table.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
     """
     attrs = [NORM]
@@ -64,10 +71,13 @@ def build_bilstm_encoder(
             HashEmbed(affix_width, affix_rows, column=1, seed=12),
             HashEmbed(affix_width, affix_rows, column=2, seed=13),
         ]
+    if shape_width:
+        embeds.append(HashEmbed(shape_width, shape_rows, column=len(attrs), seed=15))
+        attrs.append(SHAPE)
     if pos_width:
         embeds.append(HashEmbed(pos_width, 64, column=len(attrs), seed=14))
         attrs.append(POS)
-    width = word_width + (2 * affix_width if affix_width else 0) + pos_width
+    width = word_width + (2 * affix_width if affix_width else 0) + shape_width + pos_width
     embed = chain(
         FeatureExtractor(attrs), list2ragged(), with_array(concatenate(*embeds))
     )

@@ -6,7 +6,7 @@ from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tupl
 import numpy
 from spacy.attrs import DEP, HEAD
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
+from spacy.pipeline import DependencyParser, TrainablePipe
 from spacy.pipeline.dep_parser import parser_score
 from spacy.tokens import Doc
 from spacy.training import Example, validate_examples, validate_get_examples
@@ -17,28 +17,39 @@ from thinc.types import Floats3d, Ints2d
 from ..errors import Errors, Warnings
 from ..models.parser import ensure_head
 from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
-from ..distillation.targets import CachedTeacher, decode_head_distributions, encode_head_distributions
+from ..distillation.targets import (
+    CachedTeacher,
+    decode_head_distributions,
+    decode_silver,
+    encode_head_distributions,
+    encode_silver,
+)
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
 from .segments import doc_segments
 
+# The CPU-first default (issue 22, docs/benchmarks.md): a small BiLSTM over hashed words
+# and affixes, no POS input, so `nlp.add_pipe("greenkd_parser")` parses raw text at
+# spaCy-CNN speed. The paper's Table 7 model (3 x 400, 100-d POS) is
+# configs/parser_bilstm_goldpos.cfg; configs/parser_default.cfg adds a tagger that shares
+# this encoder.
 DEFAULT_PARSER_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.BiaffineParser.v1"
-arc_mlp_size = 500
-label_mlp_size = 100
+arc_mlp_size = 256
+label_mlp_size = 64
 mlp_dropout = 0.33
 
 [model.tok2vec]
 @architectures = "greenkd.BiLSTMEncoder.v1"
-word_width = 100
+word_width = 64
 word_rows = 20000
-affix_width = 50
+affix_width = 32
 affix_rows = 5000
-pos_width = 100
+pos_width = 0
 include_static_vectors = false
-hidden_width = 400
-depth = 3
+hidden_width = 128
+depth = 2
 dropout = 0.33
 """
 DEFAULT_PARSER_MODEL = Config().from_str(DEFAULT_PARSER_MODEL_CONFIG)["model"]
@@ -53,6 +64,7 @@ GoldArrays = Tuple[Ints2d, Ints2d]
     default_config={
         "model": DEFAULT_PARSER_MODEL,
         "max_sentence_length": 256,
+        "normalize_loss": True,
         "scorer": {"@scorers": "spacy.parser_scorer.v1"},
     },
     default_score_weights={
@@ -69,16 +81,26 @@ def make_parser(
     name: str,
     model: Model[ParserInput, ParserScores],
     max_sentence_length: int,
+    normalize_loss: bool,
     scorer: Optional[Callable],
 ) -> "BiaffineParser":
     """Create a biaffine dependency parser (Dozat & Manning 2017).
 
     model (Model[ParserInput, ParserScores]): The biaffine model over an encoder.
     max_sentence_length (int): Longer sentences are parsed in chunks of this many tokens.
+    normalize_loss (bool): Average the gold loss and its gradient over the batch's
+        tokens (the paper's setting). False sums them, as spaCy's tagger and parser do:
+        set it when the encoder is a tok2vec shared with spaCy components through
+        listeners, or their per-token gradients outweigh the parser's ~1,000 to 1.
     scorer (Optional[Callable]): The scoring method; spaCy's parser scorer by default.
     """
     return BiaffineParser(
-        nlp.vocab, model, name, max_sentence_length=max_sentence_length, scorer=scorer
+        nlp.vocab,
+        model,
+        name,
+        max_sentence_length=max_sentence_length,
+        normalize_loss=normalize_loss,
+        scorer=scorer,
     )
 
 
@@ -97,6 +119,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         name: str = "greenkd_parser",
         *,
         max_sentence_length: int = 256,
+        normalize_loss: bool = True,
         scorer: Optional[Callable] = parser_score,
     ) -> None:
         if max_sentence_length < 1:
@@ -110,6 +133,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             "root_label": "ROOT",
             "encoder_width": None,
             "max_sentence_length": max_sentence_length,
+            "normalize_loss": normalize_loss,
         }
 
     @property
@@ -257,10 +281,13 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self, scores: ParserScores, gold: GoldArrays
     ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
         gold_heads, gold_labels = gold
-        arc_loss, d_arc = softmax_cross_entropy(self.model.ops, scores.arc_logits, gold_heads)
+        normalize = self.cfg.get("normalize_loss", True)
+        arc_loss, d_arc = softmax_cross_entropy(
+            self.model.ops, scores.arc_logits, gold_heads, normalize=normalize
+        )
         label_targets = numpy.where(gold_heads >= 0, gold_labels, -1)
         label_loss, d_label = softmax_cross_entropy(
-            self.model.ops, scores.label_logits, label_targets
+            self.model.ops, scores.label_logits, label_targets, normalize=normalize
         )
         return arc_loss + label_loss, (d_arc, d_label)
 
@@ -361,25 +388,58 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         if not segments:
             return losses
         docs = [eg.predicted for eg in examples]
-        if isinstance(teacher_pipe, CachedTeacher):
-            targets = decode_head_distributions(teacher_pipe, docs, segments, gold[0])
+        if self._silver_teacher:
+            loss = self._distill_silver(teacher_pipe, examples, segments, gold, drop)
         else:
-            targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
-        set_dropout_rate(self.model, drop)
-        scores, backprop = self.model.begin_update(
-            ParserInput(docs, segments, targets.label_heads)
-        )
-        loss, (d_arc, d_label) = self.get_teacher_student_loss(targets, scores)
-        if self.gold_weight and (gold[0] >= 0).any():
-            gold_loss, (g_arc, g_label) = self._loss(scores, gold)
-            loss += self.gold_weight * gold_loss
-            d_arc = d_arc + self.gold_weight * g_arc
-            d_label = d_label + self.gold_weight * g_label
-        backprop((d_arc, d_label))
+            if isinstance(teacher_pipe, CachedTeacher):
+                targets = decode_head_distributions(teacher_pipe, docs, segments, gold[0])
+            else:
+                targets = teacher_pipe.teacher_targets(docs, segments, gold[0])
+            set_dropout_rate(self.model, drop)
+            scores, backprop = self.model.begin_update(
+                ParserInput(docs, segments, targets.label_heads)
+            )
+            loss, (d_arc, d_label) = self.get_teacher_student_loss(targets, scores)
+            if self.gold_weight and (gold[0] >= 0).any():
+                gold_loss, (g_arc, g_label) = self._loss(scores, gold)
+                loss += self.gold_weight * gold_loss
+                d_arc = d_arc + self.gold_weight * g_arc
+                d_label = d_label + self.gold_weight * g_label
+            backprop((d_arc, d_label))
         if sgd is not None:
             self.finish_update(sgd)
         losses[self.name] += loss
         return losses
+
+    @property
+    def _silver_teacher(self) -> bool:
+        return self.cfg.get("distill_targets") == "silver"
+
+    def _distill_silver(
+        self, teacher_pipe: Any, examples: List[Example], segments: List[Segment], gold: GoldArrays, drop: float
+    ) -> float:
+        """Learn a transition parser's predicted trees as if they were gold: the
+        cross-entropy of the paper's eq. 2 on the teacher's heads and labels. Where the
+        corpus has gold (and gold_weight > 0), the gold head and label replace the
+        teacher's for that token."""
+        docs = [eg.predicted for eg in examples]
+        if isinstance(teacher_pipe, CachedTeacher):
+            silver_docs = decode_silver(teacher_pipe, docs, "deps")
+        else:
+            silver_docs = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
+        silver_examples = [Example(doc, silver) for doc, silver in zip(docs, silver_docs)]
+        _, (heads, labels) = self._gold(silver_examples, segments=segments)
+        if self.gold_weight:
+            known = gold[0] >= 0
+            heads = numpy.where(known, gold[0], heads)
+            labels = numpy.where(known, gold[1], labels)
+        if not (heads >= 0).any():
+            return 0.0
+        set_dropout_rate(self.model, drop)
+        scores, backprop = self.model.begin_update(ParserInput(docs, segments, heads))
+        loss, d_scores = self._loss(scores, (heads, labels))
+        backprop(d_scores)
+        return loss
 
     def get_teacher_student_loss(
         self, teacher_scores: ParserTargets, student_scores: ParserScores
@@ -401,19 +461,30 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return arc_loss + label_loss, (d_arc, d_label)
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        """Only a greenkd_parser gives head and label distributions (E010 otherwise).
-        Checked before the student is initialized with the teacher's labels."""
-        self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, BiaffineParser), "greenkd_parser")
+        """A greenkd_parser teaches head and label distributions (soft targets); spaCy's
+        transition `parser` teaches its predicted trees (silver targets); anything else
+        is E010. Checked before the student is initialized with the teacher's labels."""
+        silver = type(teacher_pipe) is DependencyParser
+        self.require_teacher_kind(
+            teacher_pipe,
+            isinstance(teacher_pipe, BiaffineParser) or silver,
+            "greenkd_parser (soft targets) or spaCy's parser (silver targets)",
+        )
+        self.cfg["distill_targets"] = "silver" if silver else "soft"
 
     def teacher_settings(self) -> Dict:
         """What, besides the teacher and the corpus, shapes the cached targets."""
-        return {"kind": "parser", "max_sentence_length": self.cfg["max_sentence_length"]}
+        kind = "silver_deps" if self._silver_teacher else "parser"
+        return {"kind": kind, "max_sentence_length": self.cfg["max_sentence_length"]}
 
     def teacher_records(
         self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
     ) -> Dict[str, Dict]:
         """The teacher's head and label distributions for a batch, compressed to the
         top-k heads per token, one cache record per doc (distillation/targets.py)."""
+        if self._silver_teacher:
+            annotated = list(teacher_pipe.pipe(teacher_docs))
+            return encode_silver([eg.predicted for eg in examples], annotated, "deps")
         segments, gold = self._gold(examples)
         if not segments:
             return {}
@@ -468,8 +539,11 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             ensure_head(self.model, cfg["encoder_width"], len(cfg["labels"]))
 
 
-def softmax_cross_entropy(ops, logits: Floats3d, targets: Ints2d) -> Tuple[float, Floats3d]:
-    """Mean cross-entropy over positions with a target (>= 0) and its gradient."""
+def softmax_cross_entropy(
+    ops, logits: Floats3d, targets: Ints2d, normalize: bool = True
+) -> Tuple[float, Floats3d]:
+    """Cross-entropy over positions with a target (>= 0) and its gradient: the mean,
+    or with normalize=False the sum."""
     probs = ops.softmax(logits, axis=-1)
     mask = targets >= 0
     n = int(mask.sum())
@@ -479,5 +553,7 @@ def softmax_cross_entropy(ops, logits: Floats3d, targets: Ints2d) -> Tuple[float
     rows, cols = numpy.nonzero(mask)
     gold_probs = probs[rows, cols, targets[rows, cols]]
     d_logits[rows, cols, targets[rows, cols]] -= 1.0
-    loss = float(-numpy.log(numpy.maximum(gold_probs, 1e-12)).sum() / n)
-    return loss, d_logits / n
+    total = float(-numpy.log(numpy.maximum(gold_probs, 1e-12)).sum())
+    if not normalize:
+        return total, d_logits
+    return total / n, d_logits / n
