@@ -4,7 +4,7 @@ import numpy
 import pytest
 import spacy
 from spacy.cli.init_config import init_config
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc, DocBin, Span
 from spacy.training import Example
 from spacy.util import fix_random_seed
 
@@ -193,3 +193,309 @@ def test_spacy_softmax_taggers_learn_from_their_own_kind(factory, tmp_path):
     student, _ = distill(teacher, spacy_config(tmp_path, factory, max_steps=80, raw_text=True), tmp_path / "out")
     assert annotation(student) == annotation(teacher)
     assert student.get_pipe(factory).labels == teacher.get_pipe(factory).labels
+
+
+@spacy.registry.callbacks("test.stop_at_step.v1")
+def _stop_at_step(step: int):
+    def before_update(nlp, info):
+        if info["step"] >= step:
+            raise SystemExit(0)  # what greenkd.train_budget.v1 raises when time is up
+
+    return before_update
+
+
+def test_distill_honours_before_update_and_a_budget_stop(tagger_teacher, tmp_path):
+    """[training.before_update] runs in `spacy distill` as in `spacy train`; the budget's
+    SystemExit ends the run like its last step: scored and saved, not lost."""
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = tagger_config(tmp_path, max_steps=60)
+    config["training"]["before_update"] = {"@callbacks": "test.stop_at_step.v1", "step": 7}
+    student, summary = distill(spacy.load(tagger_teacher / "model"), config, tmp_path / "out")
+    assert summary["training"]["stopped_by_budget"] is True
+    assert summary["training"]["steps"] == 7
+    assert summary["history"][-1]["step"] == 7  # evaluated although 7 is no eval step
+    assert (tmp_path / "out" / "model-last" / "meta.json").exists()
+
+
+TEXTS = [("a great fun film", "pos"), ("truly great acting", "pos"), ("a dull boring film", "neg"), ("boring and dull acting", "neg")]
+
+
+@pytest.fixture(scope="module")
+def textcat_teacher(tmp_path_factory):
+    """spaCy's BOW textcat trained on four labelled texts, and those texts unlabelled."""
+    path = tmp_path_factory.mktemp("textcat")
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("textcat")
+    examples = [
+        Example.from_dict(nlp.make_doc(text), {"cats": {"pos": float(y == "pos"), "neg": float(y == "neg")}})
+        for text, y in TEXTS
+    ]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(path / "model")
+    DocBin(docs=[nlp.make_doc(text) for text, _ in TEXTS]).to_disk(path / "raw.spacy")
+    return path
+
+
+def textcat_config(tmp_path, **distillation):
+    config = init_config(lang="en", pipeline=["textcat"], optimize="efficiency")
+    config["paths"]["train"] = str(tmp_path / "raw.spacy")
+    config["paths"]["dev"] = str(tmp_path / "raw.spacy")
+    config["distillation"] = {
+        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "gold_weight": 0.0,
+        "cache_dir": str(tmp_path / "cache"), "optimizer": dict(config["training"]["optimizer"]),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None},
+        **distillation,
+    }
+    return config
+
+
+def test_spacy_textcat_learns_a_teachers_probabilities_from_raw_text(textcat_teacher, tmp_path):
+    (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())
+    teacher = spacy.load(textcat_teacher / "model")
+    student, _ = distill(teacher, textcat_config(tmp_path), tmp_path / "out")
+    assert student.get_pipe("textcat").labels == teacher.get_pipe("textcat").labels
+    for text, label in TEXTS:  # no gold cats anywhere: only the teacher taught it
+        cats = student(text).cats
+        assert max(cats, key=cats.get) == label == max(teacher(text).cats, key=teacher(text).cats.get)
+
+
+def test_spacy_textcat_refuses_a_temperature_before_the_teacher_pass(textcat_teacher, tmp_path):
+    (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())
+    with pytest.raises(ValueError, match="E046"):
+        distill(spacy.load(textcat_teacher / "model"), textcat_config(tmp_path, temperature=2.0), tmp_path / "out")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_spacy_textcat_refuses_a_multilabel_teacher(textcat_teacher, tmp_path):
+    (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())
+    teacher = spacy.blank("en")
+    teacher.add_pipe("textcat_multilabel", name="textcat").add_label("pos")
+    teacher.initialize()
+    with pytest.raises(ValueError, match="E010"):
+        distill(teacher, textcat_config(tmp_path), tmp_path / "out")
+
+
+def test_spacy_morphologizer_learns_from_a_morphologizer_on_raw_text(tmp_path):
+    """The morphologizer's classes ("POS=NOUN|Number=Sing") reach a student that sees
+    raw text only through a labels file (a config cannot hold those keys)."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("morphologizer")
+    feats = {"NOUN": "Number=Sing", "PRON": "Case=Nom|Person=3", "VERB": "Tense=Past"}
+    examples = [
+        Example(
+            Doc(nlp.vocab, words=words),
+            Doc(nlp.vocab, words=words, pos=pos, morphs=[feats.get(p, "") for p in pos]),
+        )
+        for words, _, _, pos in SENTENCES
+    ]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(80):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def analyses(pipeline):
+        return [[(t.pos_, str(t.morph)) for t in pipeline(Doc(pipeline.vocab, words=w))] for w, _, _, _ in SENTENCES]
+
+    assert analyses(teacher) == [[(p, feats.get(p, "")) for p in pos] for _, _, _, pos in SENTENCES]
+    config = spacy_config(tmp_path, "morphologizer", max_steps=80, raw_text=True)
+    student, _ = distill(teacher, config, tmp_path / "out")
+    assert type(student.get_pipe("morphologizer")).__name__ == "Morphologizer"
+    assert student.get_pipe("morphologizer").labels == teacher.get_pipe("morphologizer").labels
+    assert analyses(student) == analyses(teacher)
+    assert analyses(spacy.load(tmp_path / "out" / "model-best")) == analyses(teacher)
+
+
+def test_rule_components_of_the_teacher_are_copied_into_the_student(tagger_teacher, tmp_path):
+    """A teacher with an attribute_ruler after its tagger: the student (a tagger only)
+    gets the ruler with its patterns, in the teacher's order, and is saved with it."""
+    teacher = spacy.load(tagger_teacher / "model")
+    ruler = teacher.add_pipe("attribute_ruler")
+    ruler.add([[{"TAG": "NOUN"}]], {"POS": "NOUN"})
+    ruler.add([[{"TAG": "VERB"}]], {"POS": "VERB"})
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    student, _ = distill(teacher, tagger_config(tmp_path), tmp_path / "out")
+    assert student.pipe_names == ["tok2vec", "tagger", "attribute_ruler"]
+    saved = spacy.load(tmp_path / "out" / "model-best")
+    assert saved.pipe_names == ["tok2vec", "tagger", "attribute_ruler"]
+    doc = saved(Doc(saved.vocab, words=SENTENCES[1][0]))
+    assert [t.pos_ for t in doc if t.tag_ in ("NOUN", "VERB")] == [t.tag_ for t in doc if t.tag_ in ("NOUN", "VERB")]
+    assert any(t.pos_ == "NOUN" for t in doc)
+
+
+def test_copy_from_teacher_names_must_exist(tagger_teacher, tmp_path):
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = tagger_config(tmp_path)
+    config["distillation"]["copy_from_teacher"] = ["lemmatizer"]
+    with pytest.raises(ValueError, match="E047"):
+        distill(spacy.load(tagger_teacher / "model"), config, tmp_path / "out")
+
+
+def test_a_whole_spacy_pipeline_is_distilled_in_one_run_with_one_teacher_pass(tmp_path):
+    """tok2vec + tagger + parser teaching tok2vec + tagger + parser (listeners on a
+    shared tok2vec) from raw text: one teacher pass labels both components, one loop
+    trains both, and the student reproduces the teacher's tags and trees."""
+    fix_random_seed(0)
+    config = init_config(lang="en", pipeline=["tagger", "parser"], optimize="efficiency")
+    config["components"]["parser"]["min_action_freq"] = 1
+    teacher = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    examples = [
+        Example(Doc(teacher.vocab, words=w), Doc(teacher.vocab, words=w, heads=h, deps=d, tags=p))
+        for w, h, d, p in SENTENCES
+    ]
+    optimizer = teacher.initialize(lambda: examples)
+    for _ in range(80):
+        teacher.update(examples, sgd=optimizer)
+    teacher.to_disk(tmp_path / "teacher")
+    teacher = spacy.load(tmp_path / "teacher")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    student_config = config.copy()
+    student_config["paths"]["train"] = student_config["paths"]["dev"] = str(tmp_path / "train.spacy")
+    student_config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
+    student_config["distillation"] = {
+        "corpus": "corpora.raw", "max_steps": 100, "eval_frequency": 50, "gold_weight": 0.0,
+        "cache_dir": str(tmp_path / "cache"), "optimizer": dict(config["training"]["optimizer"]),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None},
+    }
+
+    def analyses(pipeline):
+        return [
+            [(t.tag_, t.head.i, t.dep_) for t in pipeline(Doc(pipeline.vocab, words=w))]
+            for w, _, _, _ in SENTENCES
+        ]
+
+    assert analyses(teacher) == [list(zip(p, h, d)) for _, h, d, p in SENTENCES]
+    student, summary = distill(teacher, student_config, tmp_path / "out")
+    assert analyses(student) == analyses(teacher)
+    annotation = summary["annotation"]
+    assert annotation["tagger"]["components"] == ["tagger", "parser"] == annotation["parser"]["components"]
+    assert annotation["tagger"]["docs"] == 2  # the corpus went through the teacher once
+
+
+def test_greenkd_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
+    """Soft and silver meet: a biaffine student of a transition-parser teacher learns the
+    teacher's predicted trees (no distributions to match), here from raw text alone."""
+    from thinc.api import Config
+
+    from .test_distill import STUDENT_CONFIG
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("parser", config={"min_action_freq": 1})
+    examples = [
+        Example(Doc(nlp.vocab, words=w), Doc(nlp.vocab, words=w, heads=h, deps=d)) for w, h, d, _ in SENTENCES
+    ]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(80):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def trees(pipeline):
+        return [[(t.head.i, t.dep_) for t in pipeline(Doc(pipeline.vocab, words=w))] for w, _, _, _ in SENTENCES]
+
+    assert trees(teacher) == [list(zip(h, d)) for _, h, d, _ in SENTENCES]
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
+    config = Config().from_str(STUDENT_CONFIG, interpolate=False)
+    config["components"]["greenkd_parser"]["model"]["tok2vec"]["pos_width"] = 0
+    config["corpora"]["train"]["gold_pos"] = config["corpora"]["dev"]["gold_pos"] = False
+    config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "train.spacy")
+    config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
+    config["distillation"].update({"corpus": "corpora.raw", "cache_dir": str(tmp_path / "cache"), "max_steps": 120})
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert student.get_pipe("greenkd_parser").cfg["distill_targets"] == "silver"
+    assert trees(student) == trees(teacher)
+    assert summary["annotation"]["greenkd_parser"]["docs"] == 2
+
+
+def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
+    """The issue's NER case: spaCy's transition ner teaches our CRF labeller (the CPU
+    default config, shrunk) its predicted entities, from raw text alone."""
+    from spacy.util import load_config
+
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("ner")
+    texts = ["John lives in Paris .", "Mary works in Berlin ."]
+    ents = [[(0, 4, "PER"), (14, 19, "LOC")], [(0, 4, "PER"), (14, 20, "LOC")]]
+    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(texts, ents)]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(40):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+    config = load_config("configs/ner_default.cfg", interpolate=False)
+    encoder = config["components"]["greenkd_ner"]["model"]["tok2vec"]
+    encoder.update({"word_width": 16, "word_rows": 500, "affix_width": 8, "affix_rows": 100, "shape_width": 4, "hidden_width": 16, "dropout": 0.0})
+    config["components"]["greenkd_ner"]["model"]["dropout"] = 0.0
+    config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "train.spacy")
+    config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
+    config["distillation"].update({
+        "corpus": "corpora.raw", "cache_dir": str(tmp_path / "cache"), "max_steps": 80, "eval_frequency": 40,
+        "gold_weight": 0.0,
+    })
+    config["distillation"]["batcher"] = {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None}
+    config["distillation"]["optimizer"]["learn_rate"] = 0.02
+    student, _ = distill(teacher, config, tmp_path / "out")
+    assert student.get_pipe("greenkd_ner").cfg["distill_targets"] == "silver"
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in texts] == ents
+
+
+LEMMAS = {"ate": "eat", "eggs": "egg", "like": "like", "anchovies": "anchovy"}
+
+
+def _silver_teacher_and_data(tmp_path, component, make_reference, steps=80, config=None):
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(component, config=config or {})
+    examples = [Example(Doc(nlp.vocab, words=w), make_reference(nlp, w)) for w, _, _, _ in SENTENCES]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
+    return spacy.load(tmp_path / "teacher")
+
+
+def test_spacy_trainable_lemmatizer_learns_silver_lemmas_on_raw_text(tmp_path):
+    def reference(nlp, words):
+        return Doc(nlp.vocab, words=words, lemmas=[LEMMAS.get(w, w.lower()) for w in words])
+
+    # spaCy drops edit trees seen fewer than 3 times: two sentences see each once
+    teacher = _silver_teacher_and_data(tmp_path, "trainable_lemmatizer", reference, steps=100, config={"min_tree_freq": 1})
+
+    def lemmas(pipeline):
+        return [[t.lemma_ for t in pipeline(Doc(pipeline.vocab, words=w))] for w, _, _, _ in SENTENCES]
+
+    assert lemmas(teacher) == [[LEMMAS.get(w, w.lower()) for w in ws] for ws, _, _, _ in SENTENCES]
+    student, _ = distill(teacher, spacy_config(tmp_path, "trainable_lemmatizer", max_steps=100, raw_text=True), tmp_path / "out")
+    assert type(student.get_pipe("trainable_lemmatizer")).__name__ == "EditTreeLemmatizer"
+    assert lemmas(student) == lemmas(teacher)
+
+
+def test_spacy_spancat_learns_silver_spans_on_raw_text(tmp_path):
+    def reference(nlp, words):
+        doc = Doc(nlp.vocab, words=words)
+        doc.spans["sc"] = [Span(doc, i, i + 1, label="FOOD") for i, w in enumerate(words) if w in ("eggs", "pizza", "anchovies")]
+        return doc
+
+    teacher = _silver_teacher_and_data(tmp_path, "spancat", reference, steps=100)
+
+    def spans(pipeline):
+        docs = [pipeline(Doc(pipeline.vocab, words=w)) for w, _, _, _ in SENTENCES]
+        return [sorted((s.start, s.end, s.label_) for s in doc.spans["sc"]) for doc in docs]
+
+    assert spans(teacher) == [[(3, 4, "FOOD")], [(3, 4, "FOOD"), (5, 6, "FOOD")]]
+    student, _ = distill(teacher, spacy_config(tmp_path, "spancat", max_steps=100, raw_text=True), tmp_path / "out")
+    assert spans(student) == spans(teacher)

@@ -9,21 +9,43 @@ pipeline. The adapter follows spaCy v4's `Tagger.distill` /
 the gradient is the student's distribution minus the teacher's, summed like spaCy's
 own tagger loss (normalize=False), so the tagger's usual learning rates carry over.
 
-Covered so far: `tagger` and `senter` teaching and learning soft targets (per-token class
-probabilities; codec: targets.encode/decode_tag_marginals); spaCy's `ner` and `parser`
-teaching and learning silver targets (the teacher's predicted entities / trees;
-targets.encode/decode_silver). Other kinds are the open part of issue 21.
+Covered so far: `tagger`, `morphologizer` and `senter` teaching and learning soft
+targets (per-token class probabilities; codec: targets.encode/decode_tag_marginals); `textcat` and
+`textcat_multilabel` learning the class probabilities of any text classifier (codec:
+targets.encode/decode_class_probs, the cache shared with greenkd_textcat students of the
+same teacher); spaCy's `ner`, `parser`, `trainable_lemmatizer` and `spancat` teaching
+and learning silver targets (the teacher's predicted entities / trees / lemmas / spans;
+targets.encode/decode_silver).
 """
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
-from spacy.pipeline import DependencyParser, EntityRecognizer, SentenceRecognizer, Tagger
+from spacy.pipeline import (
+    DependencyParser,
+    EditTreeLemmatizer,
+    EntityRecognizer,
+    SpanCategorizer,
+    Morphologizer,
+    MultiLabel_TextCategorizer,
+    SentenceRecognizer,
+    Tagger,
+    TextCategorizer,
+)
 from spacy.tokens import Doc
 from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 
 from .contract import DistillableMixin, kl_divergence
-from .targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
+from ..errors import Errors
+from .targets import (
+    CachedTeacher,
+    decode_class_probs,
+    decode_silver,
+    decode_tag_marginals,
+    encode_class_probs,
+    encode_silver,
+    encode_tag_marginals,
+)
 
 
 class SpacyPipeAdapter(DistillableMixin):
@@ -41,10 +63,11 @@ class SpacyPipeAdapter(DistillableMixin):
 
 
 class TaggerAdapter(SpacyPipeAdapter):
-    """spaCy's softmax taggers — `tagger` and `senter` — each as a teacher of, and a
-    student of, a component of its own class. (The morphologizer is not yet: its label
-    data, keys like "POS=NOUN|Number=Sing", cannot go through a config, and it refuses
-    to initialize from raw text without labels.)"""
+    """spaCy's softmax taggers — `tagger`, `morphologizer` and `senter` — each as a
+    teacher of, and a student of, a component of its own class. The morphologizer's
+    classes are its POS+features strings ("POS=NOUN|Number=Sing"); its label data goes
+    to the student through a labels file (loop.config_safe_labels), so a student that
+    reads only raw text knows every class before it is initialized."""
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         kind = type(self.pipe).__name__
@@ -56,7 +79,9 @@ class TaggerAdapter(SpacyPipeAdapter):
         data = teacher_pipe.label_data
         if data is None:
             return {}
-        return {"labels": list(data) if isinstance(data, tuple) else data}
+        if isinstance(data, dict):  # the morphologizer's {"morph": ..., "pos": ...}
+            return {"labels": data}
+        return {"labels": list(data)}
 
     def teacher_settings(self) -> Dict[str, Any]:
         return {"kind": "tag_distributions", "component": type(self.pipe).__name__}
@@ -122,37 +147,54 @@ class TaggerAdapter(SpacyPipeAdapter):
 
 
 class SilverAdapter(SpacyPipeAdapter):
-    """spaCy's transition-based `ner` and `parser` learning from a teacher of the same
-    kind through their own `update`, with the teacher's predicted annotation as the
-    reference ("silver" targets): the transition system has no per-token distribution
-    to match, and spaCy's users distil a transformer NER into the CNN pipeline exactly
-    so, treating its output as gold."""
+    """spaCy's components without a per-token distribution to match — transition-based
+    `ner` and `parser`, `trainable_lemmatizer`, `spancat` — learning from a teacher of
+    the same kind through their own `update`, with the teacher's predicted annotation as
+    the reference ("silver" targets). spaCy's users distil a transformer NER into the
+    CNN pipeline exactly so, treating its output as gold."""
+
+    KINDS = {
+        EntityRecognizer: ("ents", "ner"),
+        DependencyParser: ("deps", "parser"),
+        EditTreeLemmatizer: ("lemmas", "trainable_lemmatizer"),
+        SpanCategorizer: ("spans", "spancat"),
+    }
 
     def __init__(self, pipe: Any):
         super().__init__(pipe)
-        self.kind = "ents" if isinstance(pipe, EntityRecognizer) else "deps"
+        self.kind, self.factory = self.KINDS[type(pipe)]
+        if self.kind == "spans":
+            # The student's own key: the teacher's spans are stored and served under it.
+            self.kind = f"spans:{pipe.key}"
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        expected = "ner (spaCy's)" if self.kind == "ents" else "parser (spaCy's)"
-        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), expected)
+        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), f"{self.factory} (spaCy's)")
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
         # The transition system's label data has integer keys, which a config cannot
-        # hold: the labels are set in initialize_from_teacher instead.
-        return {}
+        # hold: ner and parser take their labels in initialize_from_teacher instead.
+        # The lemmatizer's edit trees and spancat's labels go through a labels file
+        # (loop.config_safe_labels), so a student on raw text knows them all.
+        if self.kind in ("ents", "deps"):
+            return {}
+        return {"labels": teacher_pipe.label_data}
 
     def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
         """Initialize again with the teacher's actions and labels (its label_data, as
         `spacy init labels` writes them), so a student that sees only raw text knows
         every label the teacher can give."""
-        self.pipe.initialize(get_examples, nlp=nlp, labels=teacher_pipe.label_data)
-
-    def teacher_settings(self) -> Dict[str, Any]:
-        return {"kind": f"silver_{self.kind}"}
+        if self.kind in ("ents", "deps"):
+            self.pipe.initialize(get_examples, nlp=nlp, labels=teacher_pipe.label_data)
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         annotated = list(teacher_pipe.pipe(teacher_docs))
+        if self.kind.startswith("spans:") and teacher_pipe.key != self.pipe.key:
+            for doc in annotated:
+                doc.spans[self.pipe.key] = list(doc.spans.get(teacher_pipe.key, []))
         return encode_silver([eg.predicted for eg in examples], annotated, self.kind)
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        return {"kind": f"silver_{self.kind}"}
 
     def distill(
         self,
@@ -173,11 +215,99 @@ class SilverAdapter(SpacyPipeAdapter):
         return losses
 
 
+class TextcatAdapter(SpacyPipeAdapter):
+    """spaCy's `textcat` (BOW, ensemble, CNN) and `textcat_multilabel` learning the class
+    probabilities of a text classifier — spaCy's, greenkd's DAN, or a transformer
+    textcat — on labeled and unlabeled text. spaCy's textcat outputs probabilities and
+    learns from (scores - truths), a squared error on them: the adapter hands it the
+    teacher's probabilities as the truths, so the student learns through its own loss
+    form, and adds that loss on gold cats (gold_weight) where a doc has them. Without
+    logits there is no temperature: it must stay 1."""
+
+    def __init__(self, pipe: Any):
+        super().__init__(pipe)
+        self.multilabel = isinstance(pipe, MultiLabel_TextCategorizer)
+
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
+            teacher_pipe, "multilabel", False
+        )
+        expected = ("textcat_multilabel" if self.multilabel else "textcat") + " (spaCy's or greenkd's)"
+        ok = isinstance(teacher_pipe, TextCategorizer) and bool(teacher_multilabel) == self.multilabel
+        self.require_teacher_kind(teacher_pipe, ok, expected)
+
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        settings: Dict[str, Any] = {"labels": list(teacher_pipe.labels)}
+        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
+        if positive_label and not self.multilabel:
+            settings["positive_label"] = positive_label
+        return settings
+
+    def check_labels(self, teacher_pipe: Any) -> None:
+        super().check_labels(teacher_pipe)
+        if self.temperature != 1.0:
+            raise ValueError(Errors.E046.format(student=self.name, temperature=self.temperature))
+
+    def teacher_settings(self) -> Dict[str, Any]:
+        # The same as greenkd_textcat's: a DAN and a BOW student of one teacher on one
+        # corpus share one teacher pass.
+        return {"kind": "textcat", "multilabel": self.multilabel}
+
+    def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
+        probs = numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32")
+        return encode_class_probs([eg.predicted for eg in examples], probs)
+
+    def distill(
+        self,
+        teacher_pipe: Any,
+        examples: Iterable[Example],
+        *,
+        drop: float = 0.0,
+        sgd: Optional[Optimizer] = None,
+        losses: Optional[Dict[str, float]] = None,
+    ) -> Dict[str, float]:
+        examples, losses = self.begin_distill(examples, losses)
+        if not examples:
+            return losses
+        references = [eg.reference for eg in examples]
+        if isinstance(teacher_pipe, CachedTeacher):
+            teacher = decode_class_probs(teacher_pipe, references)
+        else:
+            teacher = numpy.asarray(teacher_pipe.predict(references), dtype="float32")
+        set_dropout_rate(self.pipe.model, drop)
+        scores, backprop = self.pipe.model.begin_update([eg.predicted for eg in examples])
+        loss, d_scores = self.get_teacher_student_loss(teacher, scores)
+        gold_weight = float(self.cfg.get("distill_gold_weight", 1.0))
+        if gold_weight > 0 and any(eg.reference.cats for eg in examples):
+            # spaCy's own loss; docs without cats add nothing (masked as missing).
+            gold_loss, d_gold = self.pipe.get_loss(examples, scores)
+            loss += gold_weight * gold_loss
+            d_scores = d_scores + gold_weight * d_gold
+        backprop(d_scores)
+        if sgd is not None:
+            self.pipe.finish_update(sgd)
+        losses[self.name] += loss
+        return losses
+
+    def get_teacher_student_loss(self, teacher_scores: numpy.ndarray, student_scores: Any) -> Tuple[float, Any]:
+        """spaCy's textcat loss with the teacher's probabilities as the truths: the
+        gradient (student - teacher) and the mean squared difference."""
+        ops = self.pipe.model.ops
+        teacher = ops.asarray2f(numpy.asarray(teacher_scores, dtype="float32").reshape(student_scores.shape))
+        d_scores = student_scores - teacher
+        return float((d_scores**2).mean()), d_scores
+
+
 ADAPTERS = {
+    TextCategorizer: TextcatAdapter,
+    MultiLabel_TextCategorizer: TextcatAdapter,
     Tagger: TaggerAdapter,
+    Morphologizer: TaggerAdapter,
     SentenceRecognizer: TaggerAdapter,
     EntityRecognizer: SilverAdapter,
     DependencyParser: SilverAdapter,
+    EditTreeLemmatizer: SilverAdapter,
+    SpanCategorizer: SilverAdapter,
 }
 
 

@@ -3,7 +3,9 @@
 Distillation reads soft targets, not the teacher, and the teacher pass is the step that
 outgrows one machine when the corpus does (the DAN paper distils on 10^7-10^8 docs).
 The driver reads the corpus once, in the student's tokenization, and cuts it into
-shards of `shard_size` examples; each unfinished shard becomes one task for a backend:
+shards of `shard_size` examples; each unfinished shard becomes one task for a backend,
+which runs the teacher once over it for every student component of the pipeline and
+writes one shard file per component into that component's cache:
 
 - ``local``: this process runs the shards one after another.
 - ``ray``: Ray actors (``pip install greenkd-spacy[ray]``; see ray_backend.py), each
@@ -19,7 +21,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, Optional, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -28,26 +30,26 @@ from tqdm import tqdm
 
 from ..errors import Errors
 from .cache import TeacherCache, shards
-from .worker import FAULT_ENV, AnnotationJob, RecordMaker, Task, annotate_shard
+from .worker import FAULT_ENV, AnnotationJob, PairJob, RecordMaker, Task, annotate_shard
 
 BACKENDS = ("local", "ray")
+
+# (student pipe, teacher pipe, cache) for each component the pass labels for
+Pair = Tuple[Any, Any, TeacherCache]
 
 
 def run_local(maker: RecordMaker, job: AnnotationJob, tasks: Iterator[Task], on_done: Callable[[Dict], None]) -> None:
     for index, first, examples in tasks:
-        on_done(annotate_shard(maker, job.directory, job.fingerprint, index, first, examples))
+        on_done(annotate_shard(maker, job.pair_jobs(), index, first, examples))
 
 
 def annotate(
     teacher: Language,
-    student_pipe: Any,
-    teacher_pipe: Any,
+    pairs: List[Pair],
     examples: Iterable[Example],
-    cache: TeacherCache,
     *,
     top_k: int,
     shard_size: int,
-    settings: Optional[Dict[str, Any]] = None,
     batch_size: int = 64,
     total: Optional[int] = None,
     backend: str = "local",
@@ -58,7 +60,8 @@ def annotate(
     threads: int = 1,
     stderr: IO = sys.stderr,
 ) -> Dict[str, Any]:
-    """Stream the corpus through the teacher into the cache, shard by shard.
+    """Stream the corpus through the teacher into the caches, shard by shard: one
+    teacher pass for every (student pipe, teacher pipe, cache) of `pairs`.
 
     backend ("local" | "ray"): who labels the shards. "ray" needs `teacher_path` (the
         workers load the teacher themselves), `student_config`, and a cache directory
@@ -71,16 +74,27 @@ def annotate(
     """
     if backend not in BACKENDS:
         raise ValueError(Errors.E036.format(backend=backend, backends=BACKENDS))
-    settings = dict(settings if settings is not None else student_pipe.teacher_settings())
+    pair_jobs = [
+        PairJob(
+            student_pipe=student_pipe.name,
+            teacher_pipe=teacher_pipe.name,
+            # The teacher's settings, and what the student decided about its teacher
+            # (cfg "distill_*": e.g. soft or silver targets), for workers' copies.
+            student_cfg=dict(
+                student_pipe.settings_from_teacher(teacher_pipe),
+                **{k: v for k, v in student_pipe.cfg.items() if k.startswith("distill_")},
+            ),
+            settings=dict(student_pipe.teacher_settings()),
+            fingerprint=cache.fingerprint,
+            directory=str(cache.directory),
+        )
+        for student_pipe, teacher_pipe, cache in pairs
+    ]
+    caches = [cache for _, _, cache in pairs]
     job = AnnotationJob(
         teacher=str(teacher_path or ""),
-        teacher_pipe=teacher_pipe.name,
         student_config=student_config.to_str() if student_config is not None else "",
-        student_pipe=student_pipe.name,
-        student_cfg=student_pipe.settings_from_teacher(teacher_pipe),
-        settings=settings,
-        fingerprint=cache.fingerprint,
-        directory=str(cache.directory),
+        pairs=[vars(pair) for pair in pair_jobs],
         top_k=top_k,
         batch_size=batch_size,
         threads=threads,
@@ -94,14 +108,16 @@ def annotate(
         for index, shard in shards(examples, shard_size):
             counts["shards"] = index + 1
             counts["docs"] += len(shard)
-            if cache.has_shard(index):
+            if all(cache.has_shard(index) for cache in caches):
                 counts["done_before"] += len(shard)
                 bar.update(len(shard))
                 continue
             yield index, index * shard_size, shard
 
     def on_done(entry: Dict[str, Any]) -> None:
-        cache.add_shard(entry.pop("index"), entry)
+        index = entry.pop("index")
+        for cache, written in zip(caches, entry.pop("shards")):
+            cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
         counts["examples"] += entry["examples"]
         bar.update(entry["examples"])
@@ -110,7 +126,7 @@ def annotate(
 
     try:
         if backend == "local":
-            maker = RecordMaker(teacher, teacher_pipe, student_pipe, top_k, batch_size)
+            maker = RecordMaker(teacher, [(t, s) for s, t, _ in pairs], top_k, batch_size)
             run_local(maker, job, pending(), on_done)
         else:
             if not job.teacher or not job.student_config:
@@ -131,5 +147,7 @@ def annotate(
         "words_labelled": counts["words"],
         "words_per_second": counts["words"] / wall if wall > 0 else 0.0,
     }
-    cache.mark_complete(counts["shards"], info)
+    info["components"] = [student_pipe.name for student_pipe, _, _ in pairs]
+    for cache in caches:
+        cache.mark_complete(counts["shards"], info)
     return info

@@ -16,6 +16,8 @@ stores msgpack shards of records keyed by targets.doc_key.
 """
 import hashlib
 import json
+from collections import OrderedDict
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -145,11 +147,78 @@ class TeacherCache:
     def read_shard(self, index: int) -> Dict[str, Dict]:
         return srsly.msgpack_loads(self.shard_path(index).read_bytes())
 
+    def shard_indices(self) -> List[int]:
+        return sorted(int(i) for i in self.manifest["shards"])
+
     def records(self) -> Dict[str, Dict]:
+        """Every record in memory: for a corpus the loop shuffles (it holds the corpus
+        in memory too), whose batches reach into any shard."""
         merged: Dict[str, Dict] = {}
-        for index in sorted(int(i) for i in self.manifest["shards"]):
+        for index in self.shard_indices():
             merged.update(self.read_shard(index))
         return merged
+
+    def lazy_records(self, max_shards: int = 2) -> "ShardRecords":
+        """The records read shard by shard as they are asked for: for a streamed corpus
+        ([distillation] max_epochs = -1), whose batches follow the teacher pass's order,
+        so memory stays flat however long the corpus is."""
+        return ShardRecords(self, max_shards)
+
+
+class ShardRecords(Mapping):
+    """doc key -> record over a cache's shards, holding at most `max_shards` decoded.
+
+    The key index is compact (the first 64 bits of each key, sorted, and its shard: 12
+    bytes a doc, 12 MB for a million docs) and is built by one pass over the shards.
+    """
+
+    def __init__(self, cache: TeacherCache, max_shards: int = 2):
+        self.cache = cache
+        self.max_shards = max(1, max_shards)
+        self._loaded: "OrderedDict[int, Dict[str, Dict]]" = OrderedDict()
+        prefixes, owners = [], []
+        for index in cache.shard_indices():
+            keys = list(cache.read_shard(index))
+            prefixes.append(numpy.array([_prefix(key) for key in keys], dtype="uint64"))
+            owners.append(numpy.full(len(keys), index, dtype="int32"))
+        prefix = numpy.concatenate(prefixes) if prefixes else numpy.zeros(0, dtype="uint64")
+        owner = numpy.concatenate(owners) if owners else numpy.zeros(0, dtype="int32")
+        order = numpy.argsort(prefix, kind="stable")
+        self._prefix, self._owner = prefix[order], owner[order]
+
+    def _shard_of(self, key: str) -> Optional[int]:
+        value = numpy.uint64(_prefix(key))
+        i = int(numpy.searchsorted(self._prefix, value))
+        if i < len(self._prefix) and self._prefix[i] == value:
+            return int(self._owner[i])
+        return None
+
+    def _shard(self, index: int) -> Dict[str, Dict]:
+        if index in self._loaded:
+            self._loaded.move_to_end(index)
+        else:
+            self._loaded[index] = self.cache.read_shard(index)
+            while len(self._loaded) > self.max_shards:
+                self._loaded.popitem(last=False)
+        return self._loaded[index]
+
+    def __getitem__(self, key: str) -> Dict:
+        index = self._shard_of(key)
+        if index is None:
+            raise KeyError(key)
+        return self._shard(index)[key]
+
+    def __iter__(self) -> Iterator[str]:
+        for index in self.cache.shard_indices():
+            yield from self.cache.read_shard(index)
+
+    def __len__(self) -> int:
+        return len(self._prefix)
+
+
+def _prefix(key: str) -> int:
+    """The first 64 bits of a hex doc key (targets.doc_key is a SHA-1 hex digest)."""
+    return int(key[:16], 16)
 
 
 def shards(items: Iterable, size: int) -> Iterator[Tuple[int, List]]:

@@ -8,6 +8,7 @@ On top of it: teacher targets are computed once into an on-disk cache, `model-be
 and `model-last` are written atomically, and a rerun of the same command resumes from
 `model-last` (weights, step and best score; Adam's moments restart) and the cache.
 """
+import hashlib
 import sys
 import time
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Uni
 import spacy
 import srsly
 from spacy.language import Language
+from spacy.pipeline import TrainablePipe
 from spacy.schemas import ConfigSchemaTraining
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback, create_train_batches, update_meta
@@ -69,6 +71,12 @@ def pair_components(
         if pipe is None:
             continue
         teacher_name = mapping.get(name, name)
+        if name not in mapping and teacher_name not in teacher.pipe_names:
+            # No namesake: the teacher's one component that can teach this kind (a
+            # greenkd_parser student of a pipeline whose parser is "parser").
+            fits = [t for t, t_proc in teacher.pipeline if _can_teach(pipe, t_proc)]
+            if len(fits) == 1:
+                teacher_name = fits[0]
         if teacher_name not in teacher.pipe_names:
             raise ValueError(
                 Errors.E015.format(teacher=teacher_name, student=name, available=teacher.pipe_names)
@@ -77,6 +85,30 @@ def pair_components(
     if not pairs:
         raise ValueError(Errors.E017.format(pipe_names=student.pipe_names))
     return pairs
+
+
+def config_safe_labels(labels: Any, name: str, cache_dir: Path) -> Any:
+    """The teacher's labels as [initialize.components.NAME] can hold them.
+
+    A list of strings goes into the config as it is. Label data with keys a config
+    cannot hold (a morphologizer's "POS=NOUN|Number=Sing", a transition system's integer
+    keys) is written to a JSON file under the cache directory and read back by spaCy's
+    own `spacy.read_labels.v1`, as `spacy init labels` files are.
+    """
+    if isinstance(labels, (list, tuple)) and all(isinstance(label, str) for label in labels):
+        return list(labels)
+    data = srsly.json_dumps(labels, sort_keys=False)
+    path = cache_dir / "labels" / f"{name}-{hashlib.sha1(data.encode('utf8')).hexdigest()[:16]}.json"
+    atomic_write_json(path, srsly.json_loads(data))
+    return {"@readers": "spacy.read_labels.v1", "path": str(path.resolve()), "require": True}
+
+
+def _can_teach(pipe: Any, teacher_pipe: Any) -> bool:
+    try:
+        pipe.check_teacher_kind(teacher_pipe)
+    except ValueError:
+        return False
+    return True
 
 
 def teacher_fingerprint(
@@ -100,6 +132,41 @@ def teacher_fingerprint(
             [int(t.is_sent_start or 0) for t in doc] if doc.has_annotation("SENT_START") else 0,
         )
     return fingerprint.hexdigest(), n_examples
+
+
+def copy_teacher_components(student: Language, teacher: Language, names: Optional[List[str]]) -> List[str]:
+    """Source teacher components the student has no counterpart for into the student,
+    as spaCy's `[components.X] source` does: rule-based ones (attribute_ruler, a rule
+    lemmatizer, entity_ruler) cannot be distilled, and without them the student would
+    not be the pipeline the user replaces. Each goes after the nearest component that
+    precedes it in the teacher and exists in the student, so the order is the
+    teacher's. They are added after the student is initialized (initializing an
+    attribute_ruler would clear its patterns) and are not trained.
+
+    names (Optional[List[str]]): Which; None: every teacher component that cannot be
+        trained and whose name the student lacks.
+    RETURNS (List[str]): The names copied.
+    """
+    if names is None:
+        names = [
+            name for name, proc in teacher.pipeline
+            if not isinstance(proc, TrainablePipe) and name not in student.pipe_names
+        ]
+    for name in names:
+        if name not in teacher.pipe_names:
+            raise ValueError(Errors.E047.format(name=name, available=teacher.pipe_names))
+        if name in student.pipe_names:
+            raise ValueError(Errors.E048.format(name=name))
+    copied = []
+    for name in [n for n in teacher.pipe_names if n in names]:
+        before = teacher.pipe_names[: teacher.pipe_names.index(name)]
+        anchors = [n for n in before if n in student.pipe_names]
+        if anchors:
+            student.add_pipe(name, source=teacher, after=anchors[-1])
+        else:
+            student.add_pipe(name, source=teacher, first=True)
+        copied.append(name)
+    return copied
 
 
 def check_student_runs(student: Language, examples: Iterable[Example], n_docs: int = 2) -> None:
@@ -180,17 +247,20 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     for name, pipe, teacher_pipe in pairs:
         settings = dict(init_config["initialize"]["components"].get(name) or {})
         settings.update(pipe.settings_from_teacher(teacher_pipe))
+        if "labels" in settings:
+            settings["labels"] = config_safe_labels(settings["labels"], name, Path(D["cache_dir"]))
         init_config["initialize"]["components"][name] = settings
     student.config = init_config
     train_corpus, dev_corpus = resolve_dot_names(student.config, [D["corpus"], T["dev_corpus"]])
     student.initialize(lambda: train_corpus(student))
     for _, pipe, teacher_pipe in pairs:
         pipe.initialize_from_teacher(teacher_pipe, lambda: train_corpus(student), student)
+    copy_teacher_components(student, teacher_nlp, D["copy_from_teacher"])
     for name, pipe, teacher_pipe in pairs:
-        # The kind was checked before initialization; the labels only exist now.
-        pipe.check_labels(teacher_pipe)
         pipe.cfg["distill_temperature"] = D["temperature"]
         pipe.cfg["distill_gold_weight"] = D["gold_weight"]
+        # The kind was checked before initialization; the labels only exist now.
+        pipe.check_labels(teacher_pipe)
     check_student_runs(student, train_corpus(student))
     return Run(D, T, student, pairs, train_corpus, dev_corpus)
 
@@ -210,22 +280,28 @@ def teacher_pass(
     D, student = run.D, run.student
     summary: Dict[str, Any] = {}
     caches = {}
+    pending = []
     for name, pipe, teacher_pipe in run.pairs:
         settings = dict(pipe.teacher_settings(), top_k=D["top_k"], labels=list(teacher_pipe.labels))
         fingerprint, n_examples = teacher_fingerprint(teacher_nlp, teacher_pipe.name, run.train_corpus(student), settings)
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
+        caches[name] = cache
         if cache.complete:
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
             summary[name] = dict(cache.manifest.get("info", {}), reused=True)
         else:
-            summary[name] = annotate(
-                teacher_nlp, pipe, teacher_pipe, run.train_corpus(student), cache,
-                top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples,
-                backend=backend, workers=workers, address=address,
-                teacher_path=None if isinstance(teacher, Language) else worker_path(teacher),
-                student_config=student.config, stderr=stderr,
-            )
-        caches[name] = cache
+            pending.append((pipe, teacher_pipe, cache))
+    if pending:
+        # One pass of the teacher for every component whose targets are not cached yet.
+        info = annotate(
+            teacher_nlp, pending, run.train_corpus(student),
+            top_k=D["top_k"], shard_size=D["shard_size"], total=n_examples,
+            backend=backend, workers=workers, address=address,
+            teacher_path=None if isinstance(teacher, Language) else worker_path(teacher),
+            student_config=student.config, stderr=stderr,
+        )
+        for pipe, _, _ in pending:
+            summary[pipe.name] = info
     return summary, caches
 
 
@@ -272,30 +348,13 @@ def train(
     step = 0
     words = 0
     losses: Dict[str, float] = {}
-    for epoch, batch in batches:
-        if D["max_steps"] and step >= D["max_steps"]:
-            break
-        step += 1
-        if step <= state["step"]:
-            # Replay the batch order of the interrupted run without training on it.
-            optimizer.step_schedules()
-            continue
-        for name, proc in student.pipeline:
-            if name in teachers:
-                learners[name].distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
-            elif name in listened:
-                # A shared encoder (tok2vec, transformer) computes its output for the
-                # listeners of the distilled components and gets their gradients.
-                proc.update(batch, drop=D["dropout"], sgd=None, losses=losses)
-        for name, proc in student.pipeline:
-            if name in trainable:
-                proc.finish_update(optimizer)
-        optimizer.step_schedules()
-        words += sum(len(eg.predicted) for eg in batch)
-        is_last = bool(D["max_steps"]) and step >= D["max_steps"]
-        if not (step % D["eval_frequency"] == 0 or is_last):
-            log_step(None)
-            continue
+    before_update = T.get("before_update")
+    stopped_by_budget = False
+    epoch = 0
+
+    def checkpoint(epoch: int, step: int) -> None:
+        """Evaluate (averaged parameters), log, and save model-best / model-last."""
+        nonlocal losses
         with student.use_params(optimizer.averages):
             score, scores = evaluate()
         state["step"] = step
@@ -319,6 +378,43 @@ def train(
             # A copy for people and scripts; resuming reads the one in model-last.
             atomic_write_json(output_path / STATE_FILE, state)
         losses = {}
+
+    for epoch, batch in batches:
+        if D["max_steps"] and step >= D["max_steps"]:
+            break
+        if before_update is not None and step >= state["step"]:
+            try:
+                # As spaCy's loop calls [training.before_update]; greenkd.train_budget.v1
+                # ends the run here with SystemExit, which becomes a normal last step.
+                before_update(student, {"step": step, "epoch": epoch})
+            except SystemExit:
+                stopped_by_budget = True
+                break
+        step += 1
+        if step <= state["step"]:
+            # Replay the batch order of the interrupted run without training on it.
+            optimizer.step_schedules()
+            continue
+        for name, proc in student.pipeline:
+            if name in teachers:
+                learners[name].distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
+            elif name in listened:
+                # A shared encoder (tok2vec, transformer) computes its output for the
+                # listeners of the distilled components and gets their gradients.
+                proc.update(batch, drop=D["dropout"], sgd=None, losses=losses)
+        for name, proc in student.pipeline:
+            if name in trainable:
+                proc.finish_update(optimizer)
+        optimizer.step_schedules()
+        words += sum(len(eg.predicted) for eg in batch)
+        is_last = bool(D["max_steps"]) and step >= D["max_steps"]
+        if not (step % D["eval_frequency"] == 0 or is_last):
+            log_step(None)
+            continue
+        checkpoint(epoch, step)
+    if stopped_by_budget and step > state["step"]:
+        # The budget ended the run between two evaluations: score and save its last step.
+        checkpoint(epoch, step)
     finalize_log()
     return {
         "training": {
@@ -326,6 +422,7 @@ def train(
             "cpu_seconds": time.process_time() - start_cpu,
             "steps": step,
             "best_score": state["best_score"],
+            "stopped_by_budget": stopped_by_budget,
         },
         "history": state["history"],
     }
@@ -365,8 +462,15 @@ def distill(
     summary: Dict[str, Any] = {"annotation": annotation}
     if annotate_only:
         return run.student, summary
+    # max_epochs -1 streams the corpus (spaCy's create_train_batches does not hold it):
+    # the targets are then read shard by shard too, so memory does not grow with it.
+    streamed = run.D["max_epochs"] < 0
     teachers = {
-        name: CachedTeacher(teacher_pipe.name, teacher_pipe.labels, caches[name].records())
+        name: CachedTeacher(
+            teacher_pipe.name,
+            teacher_pipe.labels,
+            caches[name].lazy_records() if streamed else caches[name].records(),
+        )
         for name, _, teacher_pipe in run.pairs
     }
     output_path = Path(output_path) if output_path is not None else None

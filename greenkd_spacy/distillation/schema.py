@@ -1,6 +1,6 @@
 """The [distillation] section of a student config, validated as spaCy validates
 [training] (ConfigSchemaTraining): types, ranges and no unknown setting."""
-from typing import Dict, Optional, Union
+from typing import Dict, List, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from spacy.schemas import Batcher
@@ -13,7 +13,7 @@ class ConfigSchemaDistill(BaseModel):
     # fmt: off
     corpus: StrictStr = Field("corpora.train", title="Path in the config to the distillation corpus (gold, raw text or both)")
     dropout: Number = Field(0.0, ge=0.0, lt=1.0, title="Student dropout while distilling")
-    max_epochs: StrictInt = Field(0, ge=0, title="Passes over the corpus (0: no limit)")
+    max_epochs: StrictInt = Field(0, ge=-1, title="Passes over the corpus (0: no limit; -1: stream it, unshuffled, memory flat)")
     max_steps: StrictInt = Field(1000, ge=0, title="Update steps (0: no limit)")
     eval_frequency: StrictInt = Field(200, gt=0, title="Steps between evaluations and checkpoints")
     gold_weight: Number = Field(1.0, ge=0.0, title="Weight of the loss on gold annotation, where the corpus has it")
@@ -22,6 +22,7 @@ class ConfigSchemaDistill(BaseModel):
     shard_size: StrictInt = Field(2000, gt=0, title="Examples per teacher-cache shard")
     cache_dir: StrictStr = Field("teacher_cache", title="Root directory of the teacher cache")
     student_to_teacher: Dict[StrictStr, StrictStr] = Field({}, title="Student component name -> teacher component name")
+    copy_from_teacher: Optional[List[StrictStr]] = Field(None, title="Teacher components copied into the student as they are (null: every one that cannot be trained and that the student lacks)")
     seed: Optional[StrictInt] = Field(None, title="Random seed (default: [training] seed)")
     optimizer: Optimizer = Field(..., title="The optimizer of the student")
     batcher: Batcher = Field(..., title="Batcher for the distillation corpus")

@@ -155,13 +155,19 @@ def decode_class_probs(teacher: CachedTeacher, docs: Sequence[Doc]) -> numpy.nda
 
 
 def encode_silver(docs: Sequence[Doc], teacher_docs: Sequence[Doc], kind: str) -> Dict[str, Dict]:
-    """The teacher's predicted annotation, one record per (student) doc: entities as
-    (start, end, label) for kind "ents"; heads (relative offsets) and labels for kind
-    "deps". Used by students that learn from annotation, not distributions."""
+    """The teacher's predicted annotation, one record per (student) doc. Kinds: "ents"
+    (start, end, label); "deps" (heads as relative offsets, labels); "lemmas" (one
+    string per token); "spans:KEY" (start, end, label of doc.spans[KEY]). Used by
+    students that learn from annotation, not distributions."""
     records = {}
     for doc, annotated in zip(docs, teacher_docs):
         if kind == "ents":
-            record = {"ents": [[e.start, e.end, e.label_] for e in annotated.ents]}
+            record: Dict = {"ents": [[e.start, e.end, e.label_] for e in annotated.ents]}
+        elif kind == "lemmas":
+            record = {"lemmas": [t.lemma_ for t in annotated]}
+        elif kind.startswith("spans:"):
+            group = annotated.spans.get(kind[len("spans:"):], [])
+            record = {"spans": [[span.start, span.end, span.label_] for span in group]}
         else:
             record = {
                 "heads": numpy.asarray([t.head.i - t.i for t in annotated], dtype="int16"),
@@ -181,6 +187,11 @@ def decode_silver(teacher: CachedTeacher, docs: Sequence[Doc], kind: str) -> Lis
         if kind == "ents":
             reference = Doc(doc.vocab, words=words, spaces=spaces)
             reference.set_ents([Span(reference, s, e, label=label) for s, e, label in record["ents"]], default="outside")
+        elif kind == "lemmas":
+            reference = Doc(doc.vocab, words=words, spaces=spaces, lemmas=list(record["lemmas"]))
+        elif kind.startswith("spans:"):
+            reference = Doc(doc.vocab, words=words, spaces=spaces)
+            reference.spans[kind[len("spans:"):]] = [Span(reference, s, e, label=label) for s, e, label in record["spans"]]
         else:
             heads = [i + int(offset) for i, offset in enumerate(record["heads"])]
             reference = Doc(doc.vocab, words=words, spaces=spaces, heads=heads, deps=list(record["deps"]))

@@ -36,40 +36,39 @@ def load_teacher(teacher: Union[str, Path]) -> Language:
         raise ValueError(Errors.E014.format(path=teacher, error=err)) from None
 
 
-def teacher_docs(teacher: Language, teacher_name: str, docs: List[Any]) -> List[Any]:
-    """Copies of the student docs, run through the teacher's components before the
-    teacher component (e.g. its transformer, so listeners have their input)."""
-    docs = [doc.copy() for doc in docs]
-    for name, proc in teacher.pipeline:
-        if name == teacher_name:
-            break
-        docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
-    return docs
-
-
 def _canonical(data: Any) -> Any:
     """JSON round trip, so settings compare equal across processes (tuples vs lists)."""
     return srsly.json_loads(srsly.json_dumps(data))
 
 
 @dataclass
-class AnnotationJob:
-    """Everything a worker needs to rebuild the driver's record maker.
+class PairJob:
+    """One student component of the pass: what it learns from (teacher_pipe), its
+    settings (student_cfg: labels), the fingerprinted target settings and the cache it
+    writes to."""
 
-    The student component decides what a record holds (`teacher_records`); a worker
-    builds that component from the student's config (no weights needed: records depend
-    only on its settings and labels) and checks that its `teacher_settings()` equal the
-    fingerprinted ones, so it cannot write records for another cache.
-    """
-
-    teacher: str
-    teacher_pipe: str
-    student_config: str
     student_pipe: str
+    teacher_pipe: str
     student_cfg: Dict[str, Any]
     settings: Dict[str, Any]
     fingerprint: str
     directory: str
+
+
+@dataclass
+class AnnotationJob:
+    """Everything a worker needs to rebuild the driver's record maker.
+
+    The student components decide what a record holds (`teacher_records`); a worker
+    builds them from the student's config (no weights needed: records depend only on
+    their settings and labels) and checks that their `teacher_settings()` equal the
+    fingerprinted ones, so it cannot write records for another cache. One job covers
+    every student component of a pipeline: the teacher runs once per shard for all.
+    """
+
+    teacher: str
+    student_config: str
+    pairs: List[Dict[str, Any]]
     top_k: int
     batch_size: int = 64
     threads: int = 1
@@ -78,20 +77,38 @@ class AnnotationJob:
     def to_dict(self) -> Dict[str, Any]:
         return asdict(self)
 
+    def pair_jobs(self) -> List[PairJob]:
+        return [PairJob(**pair) for pair in self.pairs]
+
 
 class RecordMaker:
-    """Teacher + student component: examples in, one cache record per doc out."""
+    """Teacher + student components: examples in, per component one cache record per
+    doc out. The teacher's pipeline runs once per batch up to its last component that
+    teaches; each teaching component sees the docs as its own pipeline hands them to it
+    (after every earlier component), exactly as when it teaches alone."""
 
-    def __init__(self, teacher: Language, teacher_pipe: Any, student_pipe: Any, top_k: int, batch_size: int = 64):
+    def __init__(self, teacher: Language, pairs: List[Tuple[Any, Any]], top_k: int, batch_size: int = 64):
         self.teacher = teacher
-        self.teacher_pipe = teacher_pipe
-        self.student_pipe = student_pipe
+        self.pairs = pairs  # (teacher pipe, student pipe)
         self.top_k = top_k
         self.batch_size = batch_size
+        # The teacher's components write label ids hashed in the teacher's StringStore
+        # (entity types, dependency labels, tags) onto docs of the student's vocab:
+        # that vocab must be able to turn them back into strings.
+        strings = self.vocab.strings
+        for string in teacher.vocab.strings:
+            strings.add(string)
+        order = {name: i for i, name in enumerate(teacher.pipe_names)}
+        for teacher_pipe, _ in pairs:
+            if teacher_pipe.name not in order:
+                raise ValueError(Errors.E015.format(teacher=teacher_pipe.name, student="?", available=teacher.pipe_names))
+        self.last = max(order[teacher_pipe.name] for teacher_pipe, _ in pairs)
 
     @property
     def vocab(self):
-        return self.student_pipe.vocab
+        student_pipe = self.pairs[0][1]
+        # An adapter (adapters.py) wraps a spaCy pipe, which holds the vocab.
+        return student_pipe.vocab if hasattr(student_pipe, "vocab") else student_pipe.pipe.vocab
 
     @classmethod
     def from_job(cls, job: AnnotationJob) -> "RecordMaker":
@@ -99,19 +116,29 @@ class RecordMaker:
         student = spacy.util.load_model_from_config(
             Config().from_str(job.student_config), auto_fill=True, validate=False
         )
-        pipe = distillable(student.get_pipe(job.student_pipe))
-        pipe.cfg.update(job.student_cfg)
-        if _canonical(pipe.teacher_settings()) != _canonical(job.settings):
-            raise RuntimeError(Errors.E037.format(settings=pipe.teacher_settings(), expected=job.settings))
-        return cls(teacher, teacher.get_pipe(job.teacher_pipe), pipe, job.top_k, job.batch_size)
+        pairs = []
+        for pair in job.pair_jobs():
+            pipe = distillable(student.get_pipe(pair.student_pipe))
+            pipe.cfg.update(pair.student_cfg)
+            if _canonical(pipe.teacher_settings()) != _canonical(pair.settings):
+                raise RuntimeError(Errors.E037.format(settings=pipe.teacher_settings(), expected=pair.settings))
+            pairs.append((teacher.get_pipe(pair.teacher_pipe), pipe))
+        return cls(teacher, pairs, job.top_k, job.batch_size)
 
-    def records(self, examples: List[Example]) -> Dict[str, Dict]:
-        records: Dict[str, Dict] = {}
+    def records(self, examples: List[Example]) -> List[Dict[str, Dict]]:
+        """One dict of records per pair, in the pairs' order."""
+        out: List[Dict[str, Dict]] = [{} for _ in self.pairs]
         for b in range(0, len(examples), self.batch_size):
             batch = examples[b : b + self.batch_size]
-            docs = teacher_docs(self.teacher, self.teacher_pipe.name, [eg.predicted for eg in batch])
-            records.update(self.student_pipe.teacher_records(self.teacher_pipe, docs, batch, self.top_k))
-        return records
+            docs = [eg.predicted.copy() for eg in batch]
+            for position, (name, proc) in enumerate(self.teacher.pipeline):
+                for i, (teacher_pipe, student_pipe) in enumerate(self.pairs):
+                    if teacher_pipe.name == name:
+                        out[i].update(student_pipe.teacher_records(teacher_pipe, docs, batch, self.top_k))
+                if position == self.last:
+                    break
+                docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+        return out
 
 
 def encode_examples(examples: Iterable[Example]) -> bytes:
@@ -141,25 +168,25 @@ def _maybe_fail(index: int) -> None:
 
 
 def annotate_shard(
-    maker: RecordMaker, directory: Union[str, Path], fingerprint: str, index: int, first: int, examples: List[Example]
+    maker: RecordMaker, pairs: List[PairJob], index: int, first: int, examples: List[Example]
 ) -> Dict[str, Any]:
-    """Label one shard, write it atomically and return its manifest entry."""
+    """Label one shard for every pair, write each pair's shard file atomically into its
+    cache, and return the manifest entries (one per pair, in "shards")."""
     start = time.perf_counter()
     _maybe_fail(index)
-    records = maker.records(examples)
-    data = srsly.msgpack_dumps(records)
-    path = TeacherCache.shard_file(Path(directory), index)
-    atomic_write_bytes(path, data)
+    written = []
+    for pair, records in zip(pairs, maker.records(examples)):
+        data = srsly.msgpack_dumps(records)
+        atomic_write_bytes(TeacherCache.shard_file(Path(pair.directory), index), data)
+        written.append({"rows": len(records), "sha256": hashlib.sha256(data).hexdigest(), "fingerprint": pair.fingerprint})
     return {
         "index": index,
         "first_example": first,
         "examples": len(examples),
-        "rows": len(records),
         "words": sum(len(eg.predicted) for eg in examples),
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "fingerprint": fingerprint,
         "seconds": time.perf_counter() - start,
         "worker": f"{os.uname().nodename}:{os.getpid()}",
+        "shards": written,
     }
 
 
@@ -179,7 +206,7 @@ class ShardWorker:
 
     def annotate(self, index: int, first: int, payload: bytes) -> Dict[str, Any]:
         examples = decode_examples(payload, self.maker.vocab)
-        return annotate_shard(self.maker, self.job.directory, self.job.fingerprint, index, first, examples)
+        return annotate_shard(self.maker, self.job.pair_jobs(), index, first, examples)
 
 
 Task = Tuple[int, int, List[Example]]

@@ -14,7 +14,7 @@ import numpy
 import srsly
 import torch
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
+from spacy.pipeline import EntityRecognizer, TrainablePipe
 from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
 from spacy.training import Example, biluo_tags_to_spans, offsets_to_biluo_tags, validate_examples, validate_get_examples
@@ -25,7 +25,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
 from ..distillation.contract import DistillableMixin
-from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_tag_marginals
+from ..distillation.targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
 from .serialize import ShapedFromCfgMixin
 
 DEFAULT_LABELLER_MODEL_CONFIG = """
@@ -315,13 +315,26 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     # ------------------------------------------------------------------ distill
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, SequenceLabeller), "greenkd_ner or greenkd_chunker")
+        """A greenkd labeller teaches per-token tag marginals (soft targets); for
+        greenkd_ner, spaCy's transition `ner` teaches its predicted entities (silver
+        targets). Anything else is E010, before the teacher pass."""
+        silver = isinstance(self, NERLabeller) and type(teacher_pipe) is EntityRecognizer
+        expected = "greenkd_ner or greenkd_chunker" + (" (soft), or spaCy's ner (silver)" if isinstance(self, NERLabeller) else "")
+        self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, SequenceLabeller) or silver, expected)
+        self.cfg["distill_targets"] = "silver" if silver else "soft"
+
+    @property
+    def _silver_teacher(self) -> bool:
+        return self.cfg.get("distill_targets") == "silver"
 
     def teacher_settings(self) -> Dict[str, Any]:
-        return {"kind": "labeller", "tags": self.tags}
+        return {"kind": "silver_ents" if self._silver_teacher else "labeller", "tags": self.tags}
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
-        """The teacher's per-token tag marginals (float16), one record per doc."""
+        """The teacher's per-token tag marginals (float16), one record per doc; from
+        spaCy's ner, its predicted entities."""
+        if self._silver_teacher:
+            return encode_silver([eg.predicted for eg in examples], list(teacher_pipe.pipe(teacher_docs)), "ents")
         _, marginals = teacher_pipe.predict_marginals(teacher_docs)
         return encode_tag_marginals([eg.predicted for eg in examples], marginals)
 
@@ -330,6 +343,23 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         where the reference has gold spans (paper's labeller + DESIGN's distill contract)."""
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
+            return losses
+        if self._silver_teacher:
+            # The teacher's entities as the gold of the CRF; where the corpus has gold
+            # entities (and gold_weight > 0), those instead.
+            docs = [eg.predicted for eg in examples]
+            if isinstance(teacher_pipe, CachedTeacher):
+                silver_docs = decode_silver(teacher_pipe, docs, "ents")
+            else:
+                silver_docs = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
+            silver, has_silver = self._gold_tags([Example(doc, ref) for doc, ref in zip(docs, silver_docs)])
+            if self.gold_weight > 0:
+                gold, has_gold = self._gold_tags(examples)
+                silver = [g if ok else t for g, t, ok in zip(gold, silver, has_gold)]
+                has_silver = [ok or ok_s for ok, ok_s in zip(has_gold, has_silver)]
+            if any(has_silver):
+                targets = {"gold": silver, "has_gold": has_silver, "gold_weight": 1.0}
+                losses[self.name] += self._step(docs, targets, drop, sgd)
             return losses
         if isinstance(teacher_pipe, CachedTeacher):
             teacher = decode_tag_marginals(teacher_pipe, [eg.reference for eg in examples])
