@@ -111,26 +111,33 @@ def spacy_config(tmp_path, component, max_steps=60, raw_text=False):
     return config
 
 
-def test_spacy_ner_learns_silver_entities_from_a_spacy_ner_on_raw_text(tmp_path):
-    """spaCy's most requested distillation: the teacher's predicted entities as gold
-    for a CNN ner, here from raw text only."""
+NER_TEXTS = ["John lives in Paris .", "Mary works in Berlin ."]
+NER_ENTS = [[(0, 4, "PER"), (14, 19, "LOC")], [(0, 4, "PER"), (14, 20, "LOC")]]
+
+
+def _ner_teacher(tmp_path):
+    """spaCy's ner trained on two sentences; their gold in train.spacy, the raw text in raw.txt."""
     fix_random_seed(0)
     nlp = spacy.blank("en")
     nlp.add_pipe("ner")
-    texts = ["John lives in Paris .", "Mary works in Berlin ."]
-    ents = [[(0, 4, "PER"), (14, 19, "LOC")], [(0, 4, "PER"), (14, 20, "LOC")]]
-    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(texts, ents)]
+    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(NER_TEXTS, NER_ENTS)]
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(40):
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
-    (tmp_path / "raw.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
-    teacher = spacy.load(tmp_path / "teacher")
-    predicted = [[(e.start_char, e.end_char, e.label_) for e in teacher(t).ents] for t in texts]
-    assert predicted == ents
+    (tmp_path / "raw.txt").write_text("\n".join(NER_TEXTS) + "\n", encoding="utf8")
+    return spacy.load(tmp_path / "teacher")
+
+
+def test_spacy_ner_learns_silver_entities_from_a_spacy_ner_on_raw_text(tmp_path):
+    """spaCy's most requested distillation: the teacher's predicted entities as gold
+    for a CNN ner, here from raw text only."""
+    teacher = _ner_teacher(tmp_path)
+    predicted = [[(e.start_char, e.end_char, e.label_) for e in teacher(t).ents] for t in NER_TEXTS]
+    assert predicted == NER_ENTS
     student, summary = distill(teacher, spacy_config(tmp_path, "ner", raw_text=True), tmp_path / "out")
-    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in texts] == predicted
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == predicted
     assert type(student.get_pipe("ner")).__name__ == "EntityRecognizer"
     assert summary["annotation"]["ner"]["docs"] == 2
 
@@ -421,19 +428,7 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     default config, shrunk) its predicted entities, from raw text alone."""
     from spacy.util import load_config
 
-    fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("ner")
-    texts = ["John lives in Paris .", "Mary works in Berlin ."]
-    ents = [[(0, 4, "PER"), (14, 19, "LOC")], [(0, 4, "PER"), (14, 20, "LOC")]]
-    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(texts, ents)]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer)
-    nlp.to_disk(tmp_path / "teacher")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
-    (tmp_path / "raw.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
-    teacher = spacy.load(tmp_path / "teacher")
+    teacher = _ner_teacher(tmp_path)
     config = load_config("configs/ner_default.cfg", interpolate=False)
     encoder = config["components"]["greenkd_ner"]["model"]["tok2vec"]
     encoder.update({"word_width": 16, "word_rows": 500, "affix_width": 8, "affix_rows": 100, "shape_width": 4, "hidden_width": 16, "dropout": 0.0})
@@ -448,7 +443,7 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     config["distillation"]["optimizer"]["learn_rate"] = 0.02
     student, _ = distill(teacher, config, tmp_path / "out")
     assert student.get_pipe("greenkd_ner").cfg["distill_targets"] == "silver"
-    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in texts] == ents
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
 LEMMAS = {"ate": "eat", "eggs": "egg", "like": "like", "anchovies": "anchovy"}
@@ -499,3 +494,15 @@ def test_spacy_spancat_learns_silver_spans_on_raw_text(tmp_path):
     assert spans(teacher) == [[(3, 4, "FOOD")], [(3, 4, "FOOD"), (5, 6, "FOOD")]]
     student, _ = distill(teacher, spacy_config(tmp_path, "spancat", max_steps=100, raw_text=True), tmp_path / "out")
     assert spans(student) == spans(teacher)
+
+
+def test_distillation_stops_early_on_patience(tagger_teacher, tmp_path):
+    """[distillation] patience ends the run as spaCy's [training] patience does: the
+    tiny tagger is perfect at its first evaluation, so nothing better comes after it."""
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = tagger_config(tmp_path, max_steps=200)
+    config["distillation"]["patience"] = 20
+    _, summary = distill(spacy.load(tagger_teacher / "model"), config, tmp_path / "out")
+    scores = [row["score"] for row in summary["history"]]
+    assert scores[0] == max(scores)
+    assert summary["training"]["steps"] == 40

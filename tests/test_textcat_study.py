@@ -130,3 +130,26 @@ def test_imdb_archive_converts_to_the_mirror_layout(tmp_path):
     result = subprocess.run([sys.executable, str(REPO / "scripts/imdb_to_jsonl.py"), str(empty), str(out)],
                             capture_output=True, text=True)
     assert result.returncode != 0 and "aclImdb_v1.tar.gz" in result.stderr
+
+
+def test_tfidf_svm_row_is_scored_timed_and_costed(tmp_path):
+    """The classical anchor of the textcat bench: fitted on train, scored and timed on
+    the test texts, its training cost and size on disk in the row."""
+    import json
+
+    nlp = spacy.blank("en")
+    write_corpus(nlp, tmp_path / "train.spacy")
+    out = tmp_path / "results.json"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "tfidf_svm.py"), str(tmp_path / "train.spacy"),
+         str(tmp_path / "train.spacy"), "-o", str(out), "--model-dir", str(tmp_path / "svm"),
+         "--repeats", "1", "--min-docs", "200"],
+        capture_output=True, text=True, cwd=REPO,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    (row,) = json.loads(out.read_text())
+    assert row["system"] == "tfidf-svm"
+    assert row["accuracy"] == 100.0  # a linear SVM separates its own training texts
+    assert set(row["per_class"]) == {"pos", "neg"} and row["macro_f1"] == 100.0
+    assert row["docs_per_second"] > 0 and row["timed_docs"] >= 200
+    assert row["disk_bytes"] > 0 and row["train_wall_seconds"] >= 0 and row["train_cpu_seconds"] >= 0

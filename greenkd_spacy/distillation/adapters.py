@@ -39,10 +39,10 @@ from .contract import DistillableMixin, kl_divergence
 from ..errors import Errors
 from .targets import (
     CachedTeacher,
-    decode_class_probs,
+    class_prob_records,
+    class_probs_of,
     decode_silver,
     decode_tag_marginals,
-    encode_class_probs,
     encode_silver,
     encode_tag_marginals,
 )
@@ -254,8 +254,7 @@ class TextcatAdapter(SpacyPipeAdapter):
         return {"kind": "textcat", "multilabel": self.multilabel}
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
-        probs = numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32")
-        return encode_class_probs([eg.predicted for eg in examples], probs)
+        return class_prob_records(teacher_pipe, teacher_docs, [eg.predicted for eg in examples])
 
     def distill(
         self,
@@ -269,11 +268,7 @@ class TextcatAdapter(SpacyPipeAdapter):
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
-        references = [eg.reference for eg in examples]
-        if isinstance(teacher_pipe, CachedTeacher):
-            teacher = decode_class_probs(teacher_pipe, references)
-        else:
-            teacher = numpy.asarray(teacher_pipe.predict(references), dtype="float32")
+        teacher = class_probs_of(teacher_pipe, [eg.reference for eg in examples])
         set_dropout_rate(self.pipe.model, drop)
         scores, backprop = self.pipe.model.begin_update([eg.predicted for eg in examples])
         loss, d_scores = self.get_teacher_student_loss(teacher, scores)

@@ -368,11 +368,14 @@ def train(
             "checkpoints": [], "seconds": int(time.perf_counter() - start_wall), "words": words,
         }
         log_step(info)
+        is_best = state["best_score"] is None or score > state["best_score"]
+        if is_best:
+            state["best_score"] = score
+            state["best_step"] = step
         if output_path is not None:
             with student.use_params(optimizer.averages):
                 update_meta(T, student, info)
-                if state["best_score"] is None or score > state["best_score"]:
-                    state["best_score"] = score
+                if is_best:
                     save_student(student, output_path / BEST)
                 save_student(student, output_path / LAST, state=state)
             # A copy for people and scripts; resuming reads the one in model-last.
@@ -412,6 +415,8 @@ def train(
             log_step(None)
             continue
         checkpoint(epoch, step)
+        if D["patience"] and step - state.get("best_step", 0) >= D["patience"]:
+            break  # spaCy's early stopping: no better dev score for `patience` steps
     if stopped_by_budget and step > state["step"]:
         # The budget ended the run between two evaluations: score and save its last step.
         checkpoint(epoch, step)

@@ -16,6 +16,7 @@ class ConfigSchemaDistill(BaseModel):
     max_epochs: StrictInt = Field(0, ge=-1, title="Passes over the corpus (0: no limit; -1: stream it, unshuffled, memory flat)")
     max_steps: StrictInt = Field(1000, ge=0, title="Update steps (0: no limit)")
     eval_frequency: StrictInt = Field(200, gt=0, title="Steps between evaluations and checkpoints")
+    patience: StrictInt = Field(0, ge=0, title="Stop after this many steps without a better dev score, as [training] patience (0: never)")
     gold_weight: Number = Field(1.0, ge=0.0, title="Weight of the loss on gold annotation, where the corpus has it")
     temperature: Number = Field(1.0, gt=0.0, title="Softmax temperature of teacher and student distributions")
     top_k: StrictInt = Field(8, ge=0, title="Heads per token kept in the parser's cached targets (0: all)")

@@ -16,7 +16,7 @@ codec of its kind for targets when given one, and the live teacher component oth
 (spaCy v4's `distill(teacher_pipe, examples)`), so it never imports the cache or loop.
 """
 import hashlib
-from typing import Dict, List, Sequence, Tuple
+from typing import Any, Dict, List, Sequence, Tuple
 
 import numpy
 from spacy.tokens import Doc, Span
@@ -149,6 +149,20 @@ def encode_class_probs(docs: Sequence[Doc], probs: numpy.ndarray) -> Dict[str, D
 def decode_class_probs(teacher: CachedTeacher, docs: Sequence[Doc]) -> numpy.ndarray:
     rows = [numpy.asarray(teacher.record(doc)["probs"], dtype="float32") for doc in docs]
     return numpy.stack(rows) if rows else numpy.zeros((0, len(teacher.labels)), dtype="float32")
+
+
+def class_prob_records(teacher_pipe: Any, teacher_docs: Sequence[Doc], student_docs: Sequence[Doc]) -> Dict[str, Dict]:
+    """A text classifier teacher's probabilities (spaCy's and ours predict them) for a
+    batch, as cache records keyed by the student's docs."""
+    return encode_class_probs(student_docs, numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32"))
+
+
+def class_probs_of(teacher_pipe: Any, docs: Sequence[Doc]) -> numpy.ndarray:
+    """The teacher's class probabilities for docs: from the cache the loop hands in, or
+    from a live text classifier."""
+    if isinstance(teacher_pipe, CachedTeacher):
+        return decode_class_probs(teacher_pipe, docs)
+    return numpy.asarray(teacher_pipe.predict(docs), dtype="float32")
 
 
 # ---------------------------------------------------------------------- silver annotation

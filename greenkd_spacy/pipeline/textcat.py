@@ -33,7 +33,7 @@ from ..models.dan import dan_module, ensure_dan
 from ..models.ngrams import NgramTable
 from ..data.text_corpus import iter_texts
 from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
-from ..distillation.targets import CachedTeacher, decode_class_probs, encode_class_probs
+from ..distillation.targets import class_prob_records, class_probs_of
 from .serialize import ShapedFromCfgMixin
 
 DEFAULT_DAN_MODEL_CONFIG = """
@@ -231,8 +231,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
     ) -> Dict[str, Dict]:
         """The teacher's class probabilities for a batch, one cache record per doc."""
-        probs = numpy.asarray(teacher_pipe.predict(teacher_docs), dtype="float32")
-        return encode_class_probs([eg.predicted for eg in examples], probs)
+        return class_prob_records(teacher_pipe, teacher_docs, [eg.predicted for eg in examples])
 
     def distill(
         self,
@@ -253,11 +252,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
-        docs = [eg.reference for eg in examples]
-        if isinstance(teacher_pipe, CachedTeacher):
-            teacher_probs = decode_class_probs(teacher_pipe, docs)
-        else:  # spaCy's text classifiers and ours predict probabilities
-            teacher_probs = numpy.asarray(teacher_pipe.predict(docs), dtype="float32")
+        teacher_probs = class_probs_of(teacher_pipe, [eg.reference for eg in examples])
         set_dropout_rate(self.model, drop)
         logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
         loss, d_logits = self.get_teacher_student_loss(teacher_probs, logits)
