@@ -304,9 +304,15 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
         row["distillation_cost"] = {"annotation": annotation, "training": trainings[0]}
     else:
         row["distillation_cost"] = {"annotation": annotation, "training": trainings, "phases": [str(p) for p in paths]}
-    # One annotation entry per distilled component.
-    row["teacher_annotation_cpu_seconds"] = sum((info or {}).get("cpu_seconds", 0.0) for info in annotation.values())
-    row["teacher_annotation_wall_seconds"] = sum((info or {}).get("wall_seconds", 0.0) for info in annotation.values())
+    # One annotation entry per distilled component, but one teacher pass labels every
+    # component of a pipeline student: each entry names the components of its pass, and
+    # a pass is counted once.
+    passes = {}
+    for name, info in annotation.items():
+        info = info or {}
+        passes.setdefault(tuple(info.get("components") or [name]), info)
+    row["teacher_annotation_cpu_seconds"] = sum(info.get("cpu_seconds", 0.0) for info in passes.values())
+    row["teacher_annotation_wall_seconds"] = sum(info.get("wall_seconds", 0.0) for info in passes.values())
     cpu = [training.get("cpu_seconds") for training in trainings]
     row["train_cpu_seconds"] = sum(cpu) if None not in cpu else None
     wall = [training.get("wall_seconds") for training in trainings]

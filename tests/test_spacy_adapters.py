@@ -437,12 +437,33 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
     config["distillation"].update({
         "corpus": "corpora.raw", "cache_dir": str(tmp_path / "cache"), "max_steps": 80, "eval_frequency": 40,
-        "gold_weight": 0.0,
+        "gold_weight": 0.0, "dropout": 0.0,
     })
     config["distillation"]["batcher"] = {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None}
     config["distillation"]["optimizer"]["learn_rate"] = 0.02
     student, _ = distill(teacher, config, tmp_path / "out")
     assert student.get_pipe("greenkd_ner").cfg["distill_targets"] == "silver"
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
+
+
+def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path):
+    """The NER benchmark's student as shipped (configs/ner_spacy_cnn.cfg): its
+    corpora.distill reads the training set, then the unlabeled text, and its ner learns
+    the teacher's entities on both."""
+    from spacy.util import load_config
+
+    teacher = _ner_teacher(tmp_path)
+    config = load_config("configs/ner_spacy_cnn.cfg", interpolate=False)
+    config["paths"].update({
+        "train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy"),
+        "unlabeled": str(tmp_path / "raw.txt"),
+    })
+    config["distillation"].update({
+        "cache_dir": str(tmp_path / "cache"), "max_steps": 60, "eval_frequency": 20, "dropout": 0.0,
+    })
+    config["distillation"]["batcher"] = {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None}
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert summary["annotation"]["ner"]["docs"] == 4  # two gold docs, then the two raw lines
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 

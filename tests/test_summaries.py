@@ -85,6 +85,22 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     assert len(both["distillation_cost"]["training"]) == 2
 
 
+def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
+    """A pipeline student's components share one teacher pass: the summary has an entry
+    per component naming the same pass, which costs once, not three times."""
+    import srsly
+
+    from greenkd_spacy.bench import add_distill_cost
+
+    shared = {"cpu_seconds": 500.0, "wall_seconds": 300.0, "components": ["tagger", "morphologizer", "parser"]}
+    annotation = {name: dict(shared) for name in shared["components"]}
+    annotation["textcat"] = {"cpu_seconds": 20.0, "wall_seconds": 10.0, "components": ["textcat"]}
+    srsly.write_json(tmp_path / "s.json", {"annotation": annotation, "training": {"cpu_seconds": 1.0, "wall_seconds": 1.0, "steps": 1}})
+    row = add_distill_cost({}, [tmp_path / "s.json"])
+    assert row["teacher_annotation_cpu_seconds"] == 520.0
+    assert row["teacher_annotation_wall_seconds"] == 310.0
+
+
 def test_a_second_step_budget_is_compared_only_with_itself():
     rows = [
         {"system": "base-80", "las": 86.0, "words_per_second": 1},

@@ -13,7 +13,7 @@ import typer
 from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import add_train_cost, bench_labeller, disk_bytes, stamp, write_row
+from ..bench import add_distill_cost, add_train_cost, bench_labeller, disk_bytes, stamp, write_row
 from ..errors import Warnings
 from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
@@ -130,6 +130,9 @@ def bench_labeller_cli(
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
     train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable)"),
+    distill_summary: Optional[List[Path]] = typer.Option(
+        None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row (repeatable for a resumed run)"
+    ),
     skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
     """Label DATA's gold-tokenized sentences with MODEL on one CPU thread: span F1
@@ -143,6 +146,7 @@ def bench_labeller_cli(
     row = {"system": system}
     row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
+    add_distill_cost(row, distill_summary)
     add_train_cost(row, train_cost)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
