@@ -285,6 +285,45 @@ def test_spacy_textcat_refuses_a_multilabel_teacher(textcat_teacher, tmp_path):
         distill(teacher, textcat_config(tmp_path), tmp_path / "out")
 
 
+def _trained_textcat(factory, config=None):
+    """A text classifier of the given factory trained on TEXTS (one or two labels a text)."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, name="textcat", config=config or {})
+    examples = [
+        Example.from_dict(nlp.make_doc(text), {"cats": {"pos": float(y == "pos"), "neg": float(y == "neg")}})
+        for text, y in TEXTS
+    ]
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = 0.01
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
+@pytest.mark.parametrize("teacher_factory,student_factory", [
+    ("greenkd_textcat", "textcat"),  # our DAN teaches spaCy's BOW
+    ("textcat_multilabel", "textcat_multilabel"),
+])
+def test_spacy_textcat_learns_from_a_dan_and_multilabel_from_multilabel(textcat_teacher, tmp_path, teacher_factory, student_factory):
+    (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())
+    small = {"model": {"max_ngrams": 500, "width": 16, "hidden_width": 16}} if teacher_factory.startswith("greenkd") else None
+    teacher = _trained_textcat(teacher_factory, small)
+    config = textcat_config(tmp_path)
+    if student_factory != "textcat":
+        config = init_config(lang="en", pipeline=[student_factory], optimize="efficiency")
+        config["paths"]["train"] = config["paths"]["dev"] = str(tmp_path / "raw.spacy")
+        config["distillation"] = textcat_config(tmp_path)["distillation"]
+        config["distillation"]["optimizer"] = dict(config["training"]["optimizer"])
+    config["distillation"]["max_steps"] = 100
+    student, summary = distill(teacher, config, tmp_path / "out")
+    name = "textcat" if student_factory == "textcat" else student_factory
+    assert summary["annotation"][name]["docs"] == len(TEXTS)
+    for text, label in TEXTS:  # no gold cats: only the teacher's probabilities taught it
+        cats = student(text).cats
+        assert max(cats, key=cats.get) == label == max(teacher(text).cats, key=teacher(text).cats.get)
+
+
 def test_spacy_morphologizer_learns_from_a_morphologizer_on_raw_text(tmp_path):
     """The morphologizer's classes ("POS=NOUN|Number=Sing") reach a student that sees
     raw text only through a labels file (a config cannot hold those keys)."""
