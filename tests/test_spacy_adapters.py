@@ -506,6 +506,55 @@ def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path)
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
+def test_spacy_parser_learns_silver_trees_from_a_greenkd_parser(tmp_path):
+    """Our biaffine parser teaches spaCy's transition parser: the student's actions are
+    made from the teacher's labels (a greenkd teacher has no transition system)."""
+    from .util import save_trained_parser
+
+    save_trained_parser(tmp_path, "train.spacy", copy_pos=False)
+    teacher = spacy.load(tmp_path / "model")
+
+    def trees(pipeline):
+        return [[(t.head.i, t.dep_) for t in pipeline(Doc(pipeline.vocab, words=w))] for w, _, _, _ in SENTENCES]
+
+    assert trees(teacher) == [list(zip(h, d)) for _, h, d, _ in SENTENCES]
+    student, summary = distill(teacher, spacy_config(tmp_path, "parser", max_steps=80), tmp_path / "out")
+    assert trees(student) == trees(teacher)
+    assert type(student.get_pipe("parser")).__name__ == "DependencyParser"
+    assert summary["annotation"]["parser"]["docs"] == len(SENTENCES)
+
+
+def test_spacy_ner_learns_silver_entities_from_a_greenkd_ner_on_raw_text(tmp_path):
+    """greenkd_ner (the CPU default, shrunk) teaches spaCy's ner from raw text alone."""
+    from spacy.util import load_config, load_model_from_config
+
+    config = load_config("configs/ner_default.cfg", interpolate=False)
+    config["components"]["greenkd_ner"]["model"]["tok2vec"].update({
+        "word_width": 16, "word_rows": 500, "affix_width": 8, "affix_rows": 100, "shape_width": 4,
+        "hidden_width": 16, "dropout": 0.0,
+    })
+    config["components"]["greenkd_ner"]["model"]["dropout"] = 0.0
+    fix_random_seed(0)
+    nlp = load_model_from_config(config, auto_fill=True)
+    examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(NER_TEXTS, NER_ENTS)]
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = 0.02
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(NER_TEXTS) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def ents(pipeline):
+        return [[(e.start_char, e.end_char, e.label_) for e in pipeline(t).ents] for t in NER_TEXTS]
+
+    assert ents(teacher) == NER_ENTS
+    student, _ = distill(teacher, spacy_config(tmp_path, "ner", raw_text=True), tmp_path / "out")
+    assert ents(student) == NER_ENTS
+    assert type(student.get_pipe("ner")).__name__ == "EntityRecognizer"
+
+
 LEMMAS = {"ate": "eat", "eggs": "egg", "like": "like", "anchovies": "anchovy"}
 
 
@@ -554,6 +603,26 @@ def test_spacy_spancat_learns_silver_spans_on_raw_text(tmp_path):
     assert spans(teacher) == [[(3, 4, "FOOD")], [(3, 4, "FOOD"), (5, 6, "FOOD")]]
     student, _ = distill(teacher, spacy_config(tmp_path, "spancat", max_steps=100, raw_text=True), tmp_path / "out")
     assert spans(student) == spans(teacher)
+
+
+def test_spacy_spancat_learns_silver_chunks_from_a_greenkd_chunker(tmp_path):
+    """greenkd_chunker's spans (under its spans_key) teach spaCy's spancat (under its
+    own key), from raw text alone."""
+    def reference(nlp, words):
+        doc = Doc(nlp.vocab, words=words)
+        doc.spans["chunks"] = [Span(doc, i, i + 1, label="NP") for i, w in enumerate(words) if w in ("eggs", "pizza", "anchovies")]
+        return doc
+
+    tiny = {"word_width": 16, "word_rows": 100, "char_width": 8, "char_hidden": 8, "hidden_width": 16}
+    teacher = _silver_teacher_and_data(tmp_path, "greenkd_chunker", reference, steps=150, config={"model": {"tok2vec": tiny}})
+
+    def spans(pipeline, key):
+        docs = [pipeline(Doc(pipeline.vocab, words=w)) for w, _, _, _ in SENTENCES]
+        return [sorted((s.start, s.end, s.label_) for s in doc.spans[key]) for doc in docs]
+
+    assert spans(teacher, "chunks") == [[(3, 4, "NP")], [(3, 4, "NP"), (5, 6, "NP")]]
+    student, _ = distill(teacher, spacy_config(tmp_path, "spancat", max_steps=100, raw_text=True), tmp_path / "out")
+    assert spans(student, "sc") == spans(teacher, "chunks")
 
 
 def test_distillation_stops_early_on_patience(tagger_teacher, tmp_path):

@@ -167,8 +167,20 @@ class SilverAdapter(SpacyPipeAdapter):
             # The student's own key: the teacher's spans are stored and served under it.
             self.kind = f"spans:{pipe.key}"
 
+    @property
+    def task(self) -> str:
+        return self.kind.split(":")[0]
+
+    def same_kind(self, teacher_pipe: Any) -> bool:
+        return type(teacher_pipe) is type(self.pipe)
+
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), f"{self.factory} (spaCy's)")
+        # spaCy's component of the same kind, or a greenkd component that writes the
+        # same annotation (greenkd_ner's entities, greenkd_parser's trees,
+        # greenkd_chunker's spans).
+        ok = self.same_kind(teacher_pipe) or getattr(teacher_pipe, "silver_kind", None) == self.task
+        greenkd = {"ents": " or greenkd_ner", "deps": " or greenkd_parser", "spans": " or greenkd_chunker"}
+        self.require_teacher_kind(teacher_pipe, ok, f"{self.factory} (spaCy's){greenkd.get(self.task, '')}")
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
         # The transition system's label data has integer keys, which a config cannot
@@ -182,15 +194,41 @@ class SilverAdapter(SpacyPipeAdapter):
     def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
         """Initialize again with the teacher's actions and labels (its label_data, as
         `spacy init labels` writes them), so a student that sees only raw text knows
-        every label the teacher can give."""
-        if self.kind in ("ents", "deps"):
-            self.pipe.initialize(get_examples, nlp=nlp, labels=teacher_pipe.label_data)
+        every label the teacher can give. A greenkd teacher has labels, not a transition
+        system's actions: the student's own transition system makes the actions of
+        those labels (every entity type in B/I/L/U; every dependency label as a left
+        and a right arc, the root label as spaCy's ROOT)."""
+        if self.kind not in ("ents", "deps"):
+            return
+        if self.same_kind(teacher_pipe):
+            labels = teacher_pipe.label_data
+        elif self.kind == "ents":
+            labels = self.pipe.moves.get_actions(entity_types=list(teacher_pipe.labels))
+        else:
+            arcs = [label for label in teacher_pipe.labels if label.upper() != "ROOT"]
+            labels = self.pipe.moves.get_actions(left_labels=arcs, right_labels=arcs)
+        self.pipe.initialize(get_examples, nlp=nlp, labels=labels)
+
+    def check_labels(self, teacher_pipe: Any) -> None:
+        """Silver annotation names its labels, it is not indexed by position: the student
+        must know every label the teacher can give, and may know more (spaCy's parser
+        adds a backoff "dep" and calls the root label ROOT)."""
+        if self.same_kind(teacher_pipe):
+            super().check_labels(teacher_pipe)
+            return
+        own = set(self.labels) | ({"root"} if self.task == "deps" and "ROOT" in self.labels else set())
+        missing = sorted(set(teacher_pipe.labels) - own)
+        if missing:
+            raise ValueError(Errors.E011.format(student=self.name, teacher=teacher_pipe.name, missing=missing[:10], extra=[]))
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         annotated = list(teacher_pipe.pipe(teacher_docs))
-        if self.kind.startswith("spans:") and teacher_pipe.key != self.pipe.key:
-            for doc in annotated:
-                doc.spans[self.pipe.key] = list(doc.spans.get(teacher_pipe.key, []))
+        if self.task == "spans":
+            # spaCy's spancat keeps its spans under `key`, greenkd_chunker under `spans_key`.
+            teacher_key = getattr(teacher_pipe, "key", None) or teacher_pipe.spans_key
+            if teacher_key != self.pipe.key:
+                for doc in annotated:
+                    doc.spans[self.pipe.key] = list(doc.spans.get(teacher_key, []))
         return encode_silver([eg.predicted for eg in examples], annotated, self.kind)
 
     def teacher_settings(self) -> Dict[str, Any]:

@@ -69,6 +69,10 @@ class DistillableMixin:
 
     name: str
     cfg: dict
+    # The annotation this component writes that spaCy's component of the same task can
+    # learn as silver targets ("ents", "deps", "spans"; adapters.SilverAdapter), so a
+    # greenkd teacher also teaches spaCy's ner, parser or spancat. None: no such student.
+    silver_kind: Optional[str] = None
 
     @property
     def is_distillable(self) -> bool:

@@ -457,6 +457,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
 
 class NERLabeller(SequenceLabeller):
+    silver_kind = "ents"  # spaCy's ner can learn its entities
+
     def gold_spans(self, doc: Doc) -> Optional[List[Span]]:
         if not doc.has_annotation("ENT_IOB"):
             return None
@@ -469,6 +471,8 @@ class NERLabeller(SequenceLabeller):
 
 
 class ChunkLabeller(SequenceLabeller):
+    silver_kind = "spans"  # spaCy's spancat can learn its chunks
+
     @property
     def spans_key(self) -> str:
         return self.cfg["spans_key"]

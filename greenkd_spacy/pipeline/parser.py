@@ -112,6 +112,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     sentence is a well-formed tree with exactly one root.
     """
 
+    silver_kind = "deps"  # spaCy's parser can learn its trees
+
     def __init__(
         self,
         vocab: Vocab,
