@@ -74,6 +74,32 @@ def test_tagger_cannot_learn_from_another_kind(teacher_dir, tmp_path):
     assert not (tmp_path / "cache").exists()
 
 
+def test_a_spacy_tagger_teaches_distributions_not_its_raw_scores(tagger_teacher):
+    """spaCy's Tagger.v2 does not normalize at inference (normalize = false): what the
+    teacher pass caches must still be one distribution per token, or the student learns
+    from clipped raw scores (it did: a tagger student at 31 % on EWT)."""
+    from greenkd_spacy.distillation.targets import CachedTeacher, decode_tag_marginals
+
+    teacher = spacy.load(tagger_teacher / "model")
+    pipe = teacher.get_pipe("tagger")
+    assert pipe.model.get_ref("softmax").attrs["softmax_normalize"] is False
+    docs = [Doc(teacher.vocab, words=words) for words, _, _, _ in SENTENCES]
+    raw = [pipe.model.ops.to_numpy(s) for s in pipe.model.predict(docs)]
+    assert not all(numpy.allclose(r.sum(-1), 1.0, atol=1e-2) for r in raw)  # raw scores indeed
+    student = spacy.blank("en").add_pipe("tagger")
+    records = distillable(student).teacher_records(pipe, docs, [Example(d, d) for d in docs], top_k=0)
+    for record, r in zip(records.values(), raw):
+        m = numpy.asarray(record["marginals"], dtype="float32")
+        assert numpy.allclose(m.sum(-1), 1.0, atol=1e-2) and m.min() >= 0.0
+        assert (m.argmax(-1) == r.argmax(-1)).all()  # the same tags, now as distributions
+    # A cache written before records said "normalized" held raw scores: read as softmax.
+    legacy = {key: {"marginals": r.astype("float16")} for key, r in zip(records, raw)}
+    cached = CachedTeacher(pipe.name, list(pipe.labels), legacy)
+    for m, r in zip(decode_tag_marginals(cached, docs), raw):
+        assert numpy.allclose(m.sum(-1), 1.0, atol=1e-3)
+        assert (m.argmax(-1) == r.argmax(-1)).all()
+
+
 def test_tagger_loss_is_zero_at_the_teacher_and_its_gradient_is_the_kl_gradient():
     nlp = spacy.blank("en")
     adapter = distillable(nlp.add_pipe("tagger"))

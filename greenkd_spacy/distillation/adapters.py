@@ -45,6 +45,7 @@ from .targets import (
     decode_tag_marginals,
     encode_silver,
     encode_tag_marginals,
+    softmax_rows,
 )
 
 
@@ -96,7 +97,13 @@ class TaggerAdapter(SpacyPipeAdapter):
             return decode_tag_marginals(teacher_pipe, docs)
         if not any(len(doc) for doc in docs):
             return [numpy.zeros((len(doc), len(teacher_pipe.labels)), dtype="float32") for doc in docs]
-        return [teacher_pipe.model.ops.to_numpy(s) for s in teacher_pipe.model.predict(docs)]
+        scores = [teacher_pipe.model.ops.to_numpy(s) for s in teacher_pipe.model.predict(docs)]
+        output = teacher_pipe.model.get_ref("softmax") if teacher_pipe.model.has_ref("softmax") else None
+        if output is not None and not output.attrs.get("softmax_normalize", True):
+            # spaCy's Tagger.v2 (normalize = false, its default) predicts raw scores: the
+            # argmax is all a tagger needs, but a student learns the distribution.
+            scores = [softmax_rows(s) for s in scores]
+        return scores
 
     def distill(
         self,

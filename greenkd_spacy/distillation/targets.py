@@ -130,12 +130,37 @@ def decode_head_distributions(
 
 
 def encode_tag_marginals(docs: Sequence[Doc], marginals: Sequence[numpy.ndarray]) -> Dict[str, Dict]:
-    """Per-token tag marginals (float16), one record per doc."""
-    return {doc_key(doc): {"marginals": numpy.asarray(m).astype("float16")} for doc, m in zip(docs, marginals)}
+    """Per-token tag marginals (float16; each row a distribution), one record per doc."""
+    return {
+        doc_key(doc): {"marginals": numpy.asarray(m).astype("float16"), "normalized": True}
+        for doc, m in zip(docs, marginals)
+    }
 
 
 def decode_tag_marginals(teacher: CachedTeacher, docs: Sequence[Doc]) -> List[numpy.ndarray]:
-    return [numpy.asarray(teacher.record(doc)["marginals"], dtype="float32") for doc in docs]
+    rows = []
+    for doc in docs:
+        record = teacher.record(doc)
+        marginals = numpy.asarray(record["marginals"], dtype="float32")
+        if not record.get("normalized") and not are_distributions(marginals):
+            # A cache written before records said so may hold a spaCy tagger's raw
+            # scores: Tagger.v2's softmax does not normalize at inference by default.
+            marginals = softmax_rows(marginals)
+        rows.append(marginals)
+    return rows
+
+
+def softmax_rows(scores: numpy.ndarray) -> numpy.ndarray:
+    """Each row of raw scores as a distribution (numerically stable)."""
+    shifted = numpy.exp(scores - scores.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def are_distributions(rows: numpy.ndarray, tolerance: float = 1e-2) -> bool:
+    """Whether every row is a probability distribution (float16 rounding allowed)."""
+    if rows.size == 0:
+        return True
+    return bool(rows.min() >= 0.0 and rows.max() <= 1.0 + tolerance and numpy.all(numpy.abs(rows.sum(axis=-1) - 1.0) <= tolerance))
 
 
 # ---------------------------------------------------------------------- class probabilities
