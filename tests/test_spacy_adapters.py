@@ -486,6 +486,12 @@ def test_greenkd_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
     assert student.get_pipe("greenkd_parser").cfg["distill_targets"] == "silver"
     assert trees(student) == trees(teacher)
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
+    assert not summary["annotation"]["greenkd_parser"].get("reused")
+    # spaCy's own parser, a student of the same teacher on the same text, reads the same
+    # silver trees: the teacher pass is not repeated for another student architecture.
+    spacy_student = spacy_config(tmp_path, "parser", max_steps=2, raw_text=True)
+    _, spacy_summary = distill(teacher, spacy_student, tmp_path / "out-spacy")
+    assert spacy_summary["annotation"]["parser"]["reused"] is True
 
 
 def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):

@@ -44,6 +44,7 @@ from .targets import (
     decode_silver,
     decode_tag_marginals,
     encode_silver,
+    silver_settings,
     encode_tag_marginals,
     softmax_rows,
 )
@@ -239,7 +240,7 @@ class SilverAdapter(SpacyPipeAdapter):
         return encode_silver([eg.predicted for eg in examples], annotated, self.kind)
 
     def teacher_settings(self) -> Dict[str, Any]:
-        return {"kind": f"silver_{self.kind}"}
+        return silver_settings(self.kind)
 
     def distill(
         self,

@@ -33,6 +33,7 @@ from .adapters import distillable
 from .annotate import annotate
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
+from .targets import is_silver
 from .targets import CachedTeacher
 from .worker import load_teacher
 
@@ -282,7 +283,9 @@ def teacher_pass(
     caches = {}
     pending = []
     for name, pipe, teacher_pipe in run.pairs:
-        settings = dict(pipe.teacher_settings(), top_k=D["top_k"], labels=list(teacher_pipe.labels))
+        settings = dict(pipe.teacher_settings(), labels=list(teacher_pipe.labels))
+        if not is_silver(settings):
+            settings["top_k"] = D["top_k"]
         fingerprint, n_examples = teacher_fingerprint(teacher_nlp, teacher_pipe.name, run.train_corpus(student), settings)
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         caches[name] = cache

@@ -193,6 +193,22 @@ def class_probs_of(teacher_pipe: Any, docs: Sequence[Doc]) -> numpy.ndarray:
 # ---------------------------------------------------------------------- silver annotation
 
 
+def silver_settings(kind: str) -> Dict[str, str]:
+    """The cache-fingerprint settings of silver records of ``kind``. Silver records hold
+    only the teacher's annotation, so they depend on the teacher, the corpus and the kind,
+    never on the student: every student of one teacher's silver trees (spaCy's parser,
+    greenkd_parser) or entities (spaCy's ner, greenkd_ner) must read one teacher pass.
+    Students add nothing of their own here (a greenkd_parser's max_sentence_length once
+    did, and a second student re-ran a 20-minute teacher pass for identical records)."""
+    return {"kind": f"silver_{kind}"}
+
+
+def is_silver(settings: Dict[str, Any]) -> bool:
+    """Whether fingerprint settings (a component's teacher_settings()) are silver ones:
+    then [distillation] top_k, which compresses distributions, does not shape them."""
+    return str(settings.get("kind", "")).startswith("silver_")
+
+
 def encode_silver(docs: Sequence[Doc], teacher_docs: Sequence[Doc], kind: str) -> Dict[str, Dict]:
     """The teacher's predicted annotation, one record per (student) doc. Kinds: "ents"
     (start, end, label); "deps" (heads as relative offsets, labels); "lemmas" (one

@@ -25,7 +25,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
 from ..distillation.contract import DistillableMixin
-from ..distillation.targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals
+from ..distillation.targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_settings
 from .serialize import ShapedFromCfgMixin
 
 DEFAULT_LABELLER_MODEL_CONFIG = """
@@ -328,7 +328,9 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return self.cfg.get("distill_targets") == "silver"
 
     def teacher_settings(self) -> Dict[str, Any]:
-        return {"kind": "silver_ents" if self._silver_teacher else "labeller", "tags": self.tags}
+        if self._silver_teacher:
+            return silver_settings("ents")
+        return {"kind": "labeller", "tags": self.tags}
 
     def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
         """The teacher's per-token tag marginals (float16), one record per doc; from

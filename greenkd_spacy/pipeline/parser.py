@@ -23,6 +23,7 @@ from ..distillation.targets import (
     decode_silver,
     encode_head_distributions,
     encode_silver,
+    silver_settings,
 )
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
@@ -476,8 +477,9 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def teacher_settings(self) -> Dict:
         """What, besides the teacher and the corpus, shapes the cached targets."""
-        kind = "silver_deps" if self._silver_teacher else "parser"
-        return {"kind": kind, "max_sentence_length": self.cfg["max_sentence_length"]}
+        if self._silver_teacher:
+            return silver_settings("deps")
+        return {"kind": "parser", "max_sentence_length": self.cfg["max_sentence_length"]}
 
     def teacher_records(
         self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
