@@ -65,16 +65,11 @@ def test_bench_parser_names_an_empty_or_corrupt_file(tmp_path):
 
 
 def test_spacy_evaluate_reports_dependency_scores(tmp_path):
-    import subprocess
-    import sys
+    """spaCy's own `evaluate` (in-process: its code, not its start-up) scores our parser."""
+    from spacy.cli.evaluate import evaluate
 
     save_trained_parser(tmp_path, "test.spacy", copy_pos=False)
-    result = subprocess.run(
-        [sys.executable, "-m", "spacy", "evaluate", str(tmp_path / "model"),
-         str(tmp_path / "test.spacy"), "--gold-preproc", "--output", str(tmp_path / "m.json")],
-        capture_output=True, text=True,
-    )
-    assert result.returncode == 0, result.stderr
+    evaluate(str(tmp_path / "model"), tmp_path / "test.spacy", output=tmp_path / "m.json", gold_preproc=True, silent=True)
     metrics = srsly.read_json(tmp_path / "m.json")
     assert metrics["dep_uas"] == 1.0 and metrics["dep_las"] == 1.0
 

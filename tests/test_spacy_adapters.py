@@ -667,3 +667,24 @@ def test_distillation_stops_early_on_patience(tagger_teacher, tmp_path):
     scores = [row["score"] for row in summary["history"]]
     assert scores[0] == max(scores)
     assert summary["training"]["steps"] == 40
+
+
+def test_every_pairs_cache_key_comes_from_one_read_of_the_corpus(tagger_teacher):
+    """A pipeline student has one cache key per component; the corpus is read once for
+    all of them, and each key is what it would be alone."""
+    from greenkd_spacy.distillation.loop import teacher_fingerprints
+
+    teacher = spacy.load(tagger_teacher / "model")
+    reads = []
+
+    def corpus():
+        reads.append(1)
+        for words, _, _, _ in SENTENCES:
+            doc = Doc(teacher.vocab, words=words)
+            yield Example(doc, doc.copy())
+
+    keys = [("tagger", {"kind": "a"}), ("tagger", {"kind": "b"})]
+    both, n = teacher_fingerprints(teacher, keys, corpus())
+    assert reads == [1] and n == len(SENTENCES)
+    alone = [teacher_fingerprints(teacher, [key], corpus())[0][0] for key in keys]
+    assert both == alone and both[0] != both[1]

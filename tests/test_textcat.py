@@ -4,7 +4,9 @@ import pytest
 import spacy
 from spacy.tokens import DocBin
 from spacy.training import Example
+from typer.testing import CliRunner
 
+from greenkd_spacy.cli import app
 from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.data.labeled import read_labeled
 
@@ -156,8 +158,6 @@ def test_augmented_transfer_set(tmp_path):
     """Variants differ from their text, are not empty, use only training words, are
     reproducible with the seed; the command writes them to a gzipped text file."""
     import gzip
-    import subprocess
-    import sys
 
     from greenkd_spacy.data.augment import Augmenter, word_class
 
@@ -178,11 +178,8 @@ def test_augmented_transfer_set(tmp_path):
     source = tmp_path / "train.txt"
     source.write_text("\n".join(t for t, _ in DATA[:6]) + "\n", encoding="utf8")
     out = tmp_path / "transfer.txt.gz"
-    result = subprocess.run(
-        [sys.executable, "-m", "spacy", "greenkd-augment-text", str(source), str(out), "-n", "3"],
-        capture_output=True, text=True,
-    )
-    assert result.returncode == 0, result.stderr
+    result = CliRunner().invoke(app, ["augment-text", str(source), str(out), "-n", "3"])
+    assert result.exit_code == 0, result.output
     lines = gzip.open(out, "rt", encoding="utf8").read().splitlines()
     assert 6 <= len(lines) <= 18 and all(line.strip() for line in lines)
 
@@ -192,8 +189,6 @@ def test_split_text_writes_tokenised_sentences(tmp_path):
     gone, too short and too long sentences dropped, --limit respected."""
     import gzip
     import json
-    import subprocess
-    import sys
 
     from greenkd_spacy.data.sentences import iter_sentences
 
@@ -213,20 +208,22 @@ def test_split_text_writes_tokenised_sentences(tmp_path):
     with gzip.open(source, "wt", encoding="utf8") as file_:
         file_.writelines(json.dumps({"id": i, "text": text}) + "\n" for i, text in enumerate(reviews))
     out = tmp_path / "sentences.txt.gz"
-    args = [sys.executable, "-m", "spacy", "greenkd-split-text", str(source), str(out)]
-    result = subprocess.run(args + ["--limit", "2"], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    # In-process: the command's behaviour, not spaCy's start-up (test_registry checks the
+    # commands are on `python -m spacy`).
+    runner = CliRunner()
+    result = runner.invoke(app, ["split-text", str(source), str(out), "--limit", "2"])
+    assert result.exit_code == 0, result.output
     assert gzip.open(out, "rt", encoding="utf8").read().splitlines() == [
         "i did n't like it .", "the plot was thin , the acting worse ."
     ]
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
     again = tmp_path / "again.txt.gz"
-    assert subprocess.run(args[:4] + [str(source), str(again), "--limit", "2"], capture_output=True).returncode == 0
+    assert runner.invoke(app, ["split-text", str(source), str(again), "--limit", "2"]).exit_code == 0
     assert again.read_bytes() == out.read_bytes()  # reproducible bytes, gzip header included
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"text": "fine."}\n{"body": "no text field"}\n', encoding="utf8")
-    result = subprocess.run(args[:4] + [str(bad), str(tmp_path / "bad.txt")], capture_output=True, text=True)
-    assert result.returncode == 1 and "line 2" in result.stdout + result.stderr
+    result = runner.invoke(app, ["split-text", str(bad), str(tmp_path / "bad.txt")])
+    assert result.exit_code == 1 and "line 2" in result.output
     assert not (tmp_path / "bad.txt").exists()
 
 

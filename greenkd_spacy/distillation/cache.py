@@ -34,9 +34,15 @@ class Fingerprint:
     def __init__(self) -> None:
         self._hash = hashlib.sha256()
 
+    @staticmethod
+    def encode(part: object) -> bytes:
+        """The bytes ``update`` hashes for a part (bytes as they are, anything else as
+        sorted JSON): a part hashed into several fingerprints is encoded once."""
+        return part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+
     def update(self, *parts: object) -> "Fingerprint":
         for part in parts:
-            data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+            data = self.encode(part)
             self._hash.update(len(data).to_bytes(8, "little"))
             self._hash.update(data)
         return self
