@@ -320,6 +320,10 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
     steps = [training.get("steps") for training in trainings]
     if None not in steps:
         row["train_steps"] = max(steps)  # a resumed run counts its steps from the start
+    peaks = [training["max_rss_mb"] for training in trainings if training.get("max_rss_mb") is not None]
+    peaks += [info["max_rss_mb"] for info in passes.values() if info.get("max_rss_mb") is not None]
+    if peaks:
+        row["train_max_rss_mb"] = max(peaks)
     return row
 
 
@@ -333,13 +337,22 @@ def stamp(row: dict, model: object, data: Path) -> dict:
     return row
 
 
-def add_train_cost(row: dict, train_cost: Union[None, Path, Sequence[Path]], train_steps: int = 0) -> dict:
+def add_train_cost(
+    row: dict, train_cost: Union[None, Path, Sequence[Path]], train_steps: int = 0, *, peak_only: bool = False
+) -> dict:
     """Copy the wall and CPU seconds and the peak memory that scripts/timed.py recorded
     for the training (several files, e.g. a training and its annealing phase, are summed;
-    the peak is the largest); with the number of steps it ran, also steps per second."""
+    the peak is the largest); with the number of steps it ran, also steps per second.
+    ``peak_only``: a `spacy distill` run's times come from its distill_summary.json
+    (teacher pass and training apart); the timed process adds only its peak memory."""
     paths = [train_cost] if isinstance(train_cost, Path) else list(train_cost or [])
     costs = [srsly.read_json(path) for path in paths if path.exists()]
     if not costs:
+        return row
+    if peak_only:
+        peaks = [cost["max_rss_mb"] for cost in costs if cost.get("max_rss_mb") is not None]
+        if peaks:
+            row["train_max_rss_mb"] = max(peaks + [row.get("train_max_rss_mb") or 0.0])
         return row
     cpu = [cost.get("cpu_seconds") for cost in costs]
     # A phase whose CPU time was not recorded makes the total unknown, not smaller.

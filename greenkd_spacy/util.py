@@ -1,4 +1,7 @@
 """Small helpers shared by components, benchmarks and commands."""
+import resource
+import sys
+
 import torch
 from thinc.api import Model
 
@@ -15,3 +18,10 @@ def count_parameters(model: Model) -> int:
             if isinstance(torch_model, torch.nn.Module):
                 total += sum(p.numel() for p in torch_model.parameters() if p.requires_grad)
     return total
+
+
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far, in MB (a result row reports what a
+    run cost, memory included; ru_maxrss is KB on Linux, bytes on macOS)."""
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)

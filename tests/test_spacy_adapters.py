@@ -487,6 +487,7 @@ def test_greenkd_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
     assert trees(student) == trees(teacher)
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
     assert not summary["annotation"]["greenkd_parser"].get("reused")
+    assert summary["training"]["max_rss_mb"] >= summary["annotation"]["greenkd_parser"]["max_rss_mb"] > 50
     # spaCy's own parser, a student of the same teacher on the same text, reads the same
     # silver trees: the teacher pass is not repeated for another student architecture.
     spacy_student = spacy_config(tmp_path, "parser", max_steps=2, raw_text=True)

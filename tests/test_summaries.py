@@ -101,6 +101,25 @@ def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
     assert row["teacher_annotation_wall_seconds"] == 310.0
 
 
+def test_a_distilled_rows_peak_memory_comes_with_its_times(tmp_path):
+    """The summary's own peak (the loop records it) is the row's; a timed.py record of
+    the same `spacy distill` adds its process peak but not its times, which would mix
+    the teacher pass into the training's."""
+    import srsly
+
+    from greenkd_spacy.bench import add_distill_cost, add_train_cost
+
+    annotation = {"tagger": {"cpu_seconds": 50.0, "wall_seconds": 40.0, "max_rss_mb": 900.0}}
+    training = {"cpu_seconds": 10.0, "wall_seconds": 8.0, "steps": 5, "max_rss_mb": 1200.0}
+    srsly.write_json(tmp_path / "s.json", {"annotation": annotation, "training": training})
+    srsly.write_json(tmp_path / "cost.json", {"wall_seconds": 99.0, "cpu_seconds": 99.0, "max_rss_mb": 1500.0})
+    row = add_distill_cost({}, [tmp_path / "s.json"])
+    assert row["train_max_rss_mb"] == 1200.0
+    row = add_train_cost(row, tmp_path / "cost.json", peak_only=True)
+    assert row["train_max_rss_mb"] == 1500.0
+    assert (row["train_wall_seconds"], row["train_cpu_seconds"]) == (8.0, 10.0)
+
+
 def test_a_second_step_budget_is_compared_only_with_itself():
     rows = [
         {"system": "base-80", "las": 86.0, "words_per_second": 1},

@@ -29,7 +29,7 @@ def bench_parser_cli(
         None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row; repeat it for a run resumed with more steps (training summed, the teacher pass counted once)"
     ),
     train_cost: Optional[List[Path]] = typer.Option(
-        None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed)"
+        None, "--train-cost", help="JSON written by scripts/timed.py around the training; repeat the option for a training in phases (summed). With --distill-summary only its peak memory is taken (the times are the summary's)"
     ),
     skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
@@ -47,7 +47,7 @@ def bench_parser_cli(
     row.update(bench_parser(nlp, examples, batch_size=batch_size, repeats=repeats))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_distill_cost(row, distill_summary)
-    add_train_cost(row, train_cost)
+    add_train_cost(row, train_cost, peak_only=distill_summary is not None)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, list)})
     if output is not None:

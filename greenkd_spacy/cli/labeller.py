@@ -129,7 +129,7 @@ def bench_labeller_cli(
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
-    train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable)"),
+    train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable). With --distill-summary only its peak memory is taken (the times are the summary's)"),
     distill_summary: Optional[List[Path]] = typer.Option(
         None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row (repeatable for a resumed run)"
     ),
@@ -147,7 +147,7 @@ def bench_labeller_cli(
     row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_distill_cost(row, distill_summary)
-    add_train_cost(row, train_cost)
+    add_train_cost(row, train_cost, peak_only=distill_summary is not None)
     stamp(row, model, data)
     msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
     if output is not None:

@@ -208,7 +208,7 @@ def bench_textcat_cli(
     repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     min_docs: int = typer.Option(10000, "--min-docs", help="Docs per timed pass: the test texts are repeated up to this many, so small test sets time long enough (accuracy uses each text once)"),
-    train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training"),
+    train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training. With --distill-summary only its peak memory is taken (the times are the summary's)"),
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
     distill_summary: Optional[Path] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
@@ -232,8 +232,8 @@ def bench_textcat_cli(
     row = {"system": system}
     row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    add_train_cost(row, train_cost, train_steps)
     add_distill_cost(row, distill_summary)
+    add_train_cost(row, train_cost, train_steps, peak_only=distill_summary is not None)
     if extra:
         row["note"] = extra
     stamp(row, model, data)

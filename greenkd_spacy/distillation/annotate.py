@@ -29,6 +29,7 @@ from thinc.api import Config
 from tqdm import tqdm
 
 from ..errors import Errors
+from ..util import peak_rss_mb
 from .cache import TeacherCache, shards
 from .worker import FAULT_ENV, AnnotationJob, PairJob, RecordMaker, Task, annotate_shard
 
@@ -146,6 +147,8 @@ def annotate(
         "docs_already_cached": counts["done_before"],
         "words_labelled": counts["words"],
         "words_per_second": counts["words"] / wall if wall > 0 else 0.0,
+        # This process's peak (the teacher and the local worker; Ray workers not counted).
+        "max_rss_mb": peak_rss_mb(),
     }
     info["components"] = [student_pipe.name for student_pipe, _, _ in pairs]
     for cache in caches:

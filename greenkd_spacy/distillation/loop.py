@@ -29,6 +29,7 @@ from thinc.api import Config, Optimizer
 from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
+from ..util import peak_rss_mb
 from .adapters import distillable
 from .annotate import annotate
 from .schema import DEFAULTS, ConfigSchemaDistill
@@ -440,6 +441,8 @@ def train(
             "steps": step,
             "best_score": state["best_score"],
             "stopped_by_budget": stopped_by_budget,
+            # The process's peak: the teacher pass (local backend) and loading included.
+            "max_rss_mb": peak_rss_mb(),
         },
         "history": state["history"],
     }
