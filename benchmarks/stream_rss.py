@@ -76,6 +76,7 @@ def main(argv: Sequence[str]) -> None:
     args = parser.parse_args(argv)
     python = sys.executable
     work = args.work
+    work.mkdir(parents=True, exist_ok=True)
     teacher = work / "teacher"
     if not (teacher / "model-best").exists():
         config = init_config(lang="en", pipeline=["textcat"], optimize="efficiency")
