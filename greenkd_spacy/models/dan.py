@@ -21,10 +21,10 @@ from .torch_bridge import sync_dropout, torch_wrapper
 
 @registry.architectures("greenkd.DAN.v1")
 def build_dan(
-    max_ngrams: int = 262144,
+    max_ngrams: int = 131072,
     ngram_size: int = 4,
-    width: int = 256,
-    hidden_width: int = 256,
+    width: int = 48,
+    hidden_width: int = 64,
     dropout: float = 0.0,
     lowercase: bool = True,
     nO: Optional[int] = None,

@@ -36,13 +36,14 @@ from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
 from ..distillation.targets import class_prob_records, class_probs_of
 from .serialize import ShapedFromCfgMixin
 
+# The CPU-first default (issue 22; configs/textcat_dan.cfg says how it was chosen).
 DEFAULT_DAN_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.DAN.v1"
-max_ngrams = 262144
+max_ngrams = 131072
 ngram_size = 4
-width = 256
-hidden_width = 256
+width = 48
+hidden_width = 64
 dropout = 0.0
 lowercase = true
 """
