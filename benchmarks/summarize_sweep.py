@@ -16,10 +16,7 @@ from typing import List, Sequence
 import srsly
 
 from greenkd_spacy.atomic import atomic_write_json
-
-
-def disk_bytes(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+from greenkd_spacy.bench import disk_bytes
 
 
 def summarize(training: Path, names: Sequence[str]) -> List[dict]:

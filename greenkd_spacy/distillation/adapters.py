@@ -44,8 +44,8 @@ from .targets import (
     decode_silver,
     decode_tag_marginals,
     encode_silver,
-    silver_settings,
     encode_tag_marginals,
+    silver_settings,
     softmax_rows,
 )
 

@@ -34,8 +34,7 @@ from .adapters import distillable
 from .annotate import annotate
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
-from .targets import is_silver
-from .targets import CachedTeacher
+from .targets import CachedTeacher, is_silver
 from .worker import load_teacher
 
 STATE_FILE = "distill_state.json"
