@@ -154,3 +154,31 @@ def test_tfidf_svm_row_is_scored_timed_and_costed(tmp_path):
     assert set(row["per_class"]) == {"pos", "neg"} and row["macro_f1"] == 100.0
     assert row["docs_per_second"] > 0 and row["timed_docs"] >= 200
     assert row["disk_bytes"] > 0 and row["train_wall_seconds"] >= 0 and row["train_cpu_seconds"] >= 0
+
+
+def test_textcat_profile_splits_the_dan_and_bow_passes(tmp_path, monkeypatch):
+    """benchmarks/textcat_profile.py (in-process): each pipeline's pass split into the
+    tokenizer, its prediction (for the DAN: n-gram featurization and torch forward) and
+    the rest, with the speed ratio and the ceiling the tokenizer puts on it."""
+    import json
+    import runpy
+
+    dan = trained(steps=5)
+    dan.to_disk(tmp_path / "dan")
+    bow = spacy.blank("en")
+    bow.add_pipe("textcat", config={"model": {"@architectures": "spacy.TextCatBOW.v3", "exclusive_classes": True, "ngram_size": 1, "no_output_layer": False}})
+    write_corpus(bow, tmp_path / "train.spacy")
+    examples = [spacy.training.Example(bow.make_doc(d.text), d) for d in DocBin().from_disk(tmp_path / "train.spacy").get_docs(bow.vocab)]
+    bow.initialize(lambda: examples)
+    bow.to_disk(tmp_path / "bow")
+    out = tmp_path / "profile.json"
+    argv = ["textcat_profile.py", str(tmp_path / "dan"), str(tmp_path / "bow"), str(tmp_path / "train.spacy"),
+            "--rounds", "1", "--min-docs", "50", "--batch-size", "16", "--output", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    runpy.run_path(str(REPO / "benchmarks" / "textcat_profile.py"), run_name="__main__")
+    result = json.loads(out.read_text())
+    assert set(result["seconds_best"]["dan"]) == {"pipe", "tokenizer", "predict", "featurize", "forward"}
+    assert set(result["seconds_best"]["bow"]) == {"pipe", "tokenizer", "predict"}
+    assert all(v > 0 for s in result["seconds_best"].values() for v in s.values())
+    assert result["docs_per_pass"] >= 50 and result["words_per_pass"] > result["docs_per_pass"]
+    assert result["ratio_dan_to_bow"] > 0 and result["ratio_ceiling_tokenizer_bound"] > 0
