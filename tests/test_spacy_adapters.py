@@ -689,3 +689,48 @@ def test_every_pairs_cache_key_comes_from_one_read_of_the_corpus(tagger_teacher)
     assert reads == [1] and n == len(SENTENCES)
     alone = [teacher_fingerprints(teacher, [key], corpus())[0][0] for key in keys]
     assert both == alone and both[0] != both[1]
+
+
+def test_fingerprint_parts_are_the_token_values(tagger_teacher):
+    """The cache key reads words, POS and sentence starts from one array; the values
+    (and so every key already on disk) are those of the token-by-token reading."""
+    from greenkd_spacy.distillation.loop import doc_fingerprint_parts
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    words, heads, deps, pos = SENTENCES[0]
+    docs = [
+        nlp.make_doc("Raw text, no annotation at all."),
+        Doc(nlp.vocab, words=words, pos=pos),
+        nlp("One sentence here. And a second one!"),
+        Doc(nlp.vocab, words=words, heads=[h - 1 if h else i for i, h in enumerate(heads)], deps=deps),
+        Doc(nlp.vocab, words=["x", "y", "z"], sent_starts=[True, None, False]),
+        nlp.make_doc(""),
+    ]
+    for doc in docs:
+        starts = [int(t.is_sent_start or 0) for t in doc] if doc.has_annotation("SENT_START") else 0
+        assert doc_fingerprint_parts(doc) == ([t.text for t in doc], [t.pos_ for t in doc], starts)
+    assert doc_fingerprint_parts(docs[2])[2] == [1, 0, 0, 0, 1, 0, 0, 0, 0]
+
+
+def test_a_student_with_teacher_labels_initializes_from_a_sample(tagger_teacher, tmp_path, monkeypatch):
+    """spaCy's initialize reads all it is given (validate_get_examples): a student whose
+    labels come from the teacher gets INIT_SAMPLE examples, not the whole corpus."""
+    from spacy.pipeline import Tagger
+
+    import greenkd_spacy.distillation.loop as loop
+
+    seen = []
+    initialize = Tagger.initialize
+
+    def counting(self, get_examples, *, nlp=None, labels=None):
+        seen.append(sum(1 for _ in get_examples()))
+        return initialize(self, get_examples, nlp=nlp, labels=labels)
+
+    monkeypatch.setattr(Tagger, "initialize", counting)
+    monkeypatch.setattr(loop, "INIT_SAMPLE", 1)
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    teacher = spacy.load(tagger_teacher / "model")
+    student, _ = distill(teacher, tagger_config(tmp_path, max_steps=20), tmp_path / "out")
+    assert seen == [1] and len(SENTENCES) > 1
+    assert student.get_pipe("tagger").labels == teacher.get_pipe("tagger").labels

@@ -73,6 +73,12 @@ class DistillableMixin:
     # learn as silver targets ("ents", "deps", "spans"; adapters.SilverAdapter), so a
     # greenkd teacher also teaches spaCy's ner, parser or spancat. None: no such student.
     silver_kind: Optional[str] = None
+    # Whether initialize must read the whole distillation corpus: the DAN builds its
+    # n-gram vocabulary from it. Every other student takes its labels from the teacher
+    # and initializes from a sample (loop.INIT_SAMPLE), since each spaCy component's
+    # initialize reads all it is given (validate_get_examples) and a streamed corpus of
+    # a million texts was tokenized again for every component.
+    init_needs_corpus: bool = False
 
     @property
     def is_distillable(self) -> bool:

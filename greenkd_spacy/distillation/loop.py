@@ -9,6 +9,7 @@ and `model-last` are written atomically, and a rerun of the same command resumes
 `model-last` (weights, step and best score; Adam's moments restart) and the cache.
 """
 import hashlib
+import itertools
 import sys
 import time
 from dataclasses import dataclass
@@ -18,9 +19,12 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Uni
 
 import spacy
 import srsly
+from spacy.attrs import ORTH, POS, SENT_START
 from spacy.language import Language
+from spacy.parts_of_speech import NAMES as POS_NAMES
 from spacy.pipeline import TrainablePipe
 from spacy.schemas import ConfigSchemaTraining
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback, create_train_batches, update_meta
 from spacy.util import fix_random_seed, registry, resolve_dot_names
@@ -38,6 +42,10 @@ from .targets import CachedTeacher, is_silver
 from .worker import load_teacher
 
 STATE_FILE = "distill_state.json"
+# Examples a student initializes from when its labels come from the teacher (every
+# component but the DAN, contract.init_needs_corpus): spaCy's components need a few docs
+# for their shapes, not the corpus.
+INIT_SAMPLE = 1000
 
 
 def resolve_distillation(config: Config) -> Dict[str, Any]:
@@ -132,13 +140,29 @@ def teacher_fingerprints(
     n_examples = 0
     for eg in examples:
         n_examples += 1
-        doc = eg.predicted
-        starts = [int(t.is_sent_start or 0) for t in doc] if doc.has_annotation("SENT_START") else 0
         # Encoded once for every key; bytes enter the hash as update() would encode them.
-        parts = [Fingerprint.encode(part) for part in ([t.text for t in doc], [t.pos_ for t in doc], starts)]
+        parts = [Fingerprint.encode(part) for part in doc_fingerprint_parts(eg.predicted)]
         for fingerprint in prints:
             fingerprint.update(*parts)
     return [fingerprint.hexdigest() for fingerprint in prints], n_examples
+
+
+def doc_fingerprint_parts(doc: Doc) -> Tuple[List[str], List[str], Union[List[int], int]]:
+    """What of a corpus doc enters the cache key: its words, their POS (a student may
+    read gold POS) and, where set, its sentence starts (1 or 0 per token; 0 for a doc
+    without them). The same values as `[t.text for t in doc]`, `[t.pos_ for t in doc]`
+    and `[int(t.is_sent_start or 0) for t in doc]`, read from one array: making a Token
+    per word cost more than the rest of a streamed corpus's fingerprint."""
+    if not len(doc):
+        return [], [], (0 if not doc.has_annotation("SENT_START") else [])
+    orths, tags, sent_starts = doc.to_array([ORTH, POS, SENT_START]).T.tolist()
+    strings = doc.vocab.strings
+    words = [strings[orth] for orth in orths]
+    pos = [POS_NAMES[tag] for tag in tags]
+    if not doc.has_annotation("SENT_START"):
+        return words, pos, 0
+    # to_array gives SENT_START as uint64: -1 (not a start) wraps around.
+    return words, pos, [int(value == 1) for value in sent_starts]
 
 
 def copy_teacher_components(student: Language, teacher: Language, names: Optional[List[str]]) -> List[str]:
@@ -259,9 +283,16 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         init_config["initialize"]["components"][name] = settings
     student.config = init_config
     train_corpus, dev_corpus = resolve_dot_names(student.config, [D["corpus"], T["dev_corpus"]])
-    student.initialize(lambda: train_corpus(student))
+
+    def init_examples() -> Iterable[Example]:
+        examples = train_corpus(student)
+        if any(pipe.init_needs_corpus for _, pipe, _ in pairs):
+            return examples
+        return itertools.islice(examples, INIT_SAMPLE)
+
+    student.initialize(init_examples)
     for _, pipe, teacher_pipe in pairs:
-        pipe.initialize_from_teacher(teacher_pipe, lambda: train_corpus(student), student)
+        pipe.initialize_from_teacher(teacher_pipe, init_examples, student)
     copy_teacher_components(student, teacher_nlp, D["copy_from_teacher"])
     for name, pipe, teacher_pipe in pairs:
         pipe.cfg["distill_temperature"] = D["temperature"]

@@ -8,6 +8,7 @@ Layer selection (paper 2.4): with `lm_lambda0 > 0` every update adds lambda_0 * 
 the LM's layer gates and projects them into [0, 1] after the optimizer step; then
 `prune_lm()` (or `spacy greenkd-prune-lm`) deletes the layers whose gate is 0.
 """
+import itertools
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
@@ -405,7 +406,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         elif is_ldnet_encoder(tok2vec):
             ensure_encoder(tok2vec, None)
         self.model.attrs["tags"] = self.tags
-        docs = [eg.predicted for eg in get_examples()][:2]
+        # Two docs for the shapes; not a list of the whole (possibly streamed) corpus.
+        docs = [eg.predicted for eg in itertools.islice(get_examples(), 2)]
         self.model.initialize(X=docs or None)
         ensure_head(self.model, encoder_width(self.model, docs), self.tags)
         # Loading rebuilds the head before any weights are read, when an encoder such

@@ -112,6 +112,8 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     """What both DAN text classifiers share; the subclass fixes `multilabel`."""
 
     multilabel: bool = False
+    # Its n-gram vocabulary is built from the whole distillation corpus (paper 2.5).
+    init_needs_corpus = True
     model: Model
     vocab: Vocab
     cfg: Dict[str, Any]
