@@ -3,8 +3,11 @@ score spaCy selected model-best by, never the evaluation set), size on disk and
 training cost, as a JSON list; the candidate with the best held-out score is marked.
 
 Usage: python benchmarks/summarize_sweep.py TRAINING_DIR NAME [NAME ...] -o OUT.json
+           [--score cats_score]
 Each NAME is a directory of TRAINING_DIR holding model-best/ and train_cost.json
-(scripts/timed.py). Used by `spacy project run textcat-default-sweep` (issue 22).
+(scripts/timed.py); --score names the dev score of meta.json's "performance" (ents_f
+for NER, spans_chunks_f for chunking). Used by `spacy project run textcat-default-sweep`
+and `labeller-default-sweep` (issue 22).
 """
 import argparse
 import datetime
@@ -19,23 +22,29 @@ from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import disk_bytes
 
 
-def summarize(training: Path, names: Sequence[str]) -> List[dict]:
+def summarize(training: Path, names: Sequence[str], score: str = "cats_score") -> List[dict]:
     rows = []
     for name in names:
         best = training / name / "model-best"
         if not (best / "meta.json").exists():
             sys.exit(f"{best} has no meta.json: run the sweep first (spacy project run textcat-default-sweep)")
         meta = srsly.read_json(best / "meta.json")
+        if score not in meta.get("performance", {}):
+            sys.exit(f"{best}/meta.json has no score '{score}': pass --score with one of {sorted(meta.get('performance', {}))}")
         cost_path = training / name / "train_cost.json"
         cost = srsly.read_json(cost_path) if cost_path.exists() else {}
         rows.append({
             "candidate": name,
-            "heldout_score": round(100 * meta["performance"]["cats_score"], 2),
+            "heldout_score": round(100 * meta["performance"][score], 2),
+            "score": score,
             "disk_bytes": disk_bytes(best),
             "train_wall_seconds": cost.get("wall_seconds"),
             "train_cpu_seconds": cost.get("cpu_seconds"),
             "train_max_rss_mb": cost.get("max_rss_mb"),
         })
+        run_path = training / name / "run.json"  # greenkd.train_budget.v1's report, if any
+        if run_path.exists():
+            rows[-1]["train_steps"] = srsly.read_json(run_path).get("train_steps")
     best_score = max(row["heldout_score"] for row in rows)
     for row in rows:
         row["chosen"] = row["heldout_score"] == best_score
@@ -47,8 +56,9 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("training", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("-o", "--output", type=Path, required=True)
+    parser.add_argument("--score", default="cats_score", help="the dev score in model-best/meta.json to choose by")
     args = parser.parse_args(argv)
-    rows = summarize(args.training, args.names)
+    rows = summarize(args.training, args.names, args.score)
     stamp = {
         "command": " ".join(["python", "benchmarks/summarize_sweep.py", *argv]),
         "date": datetime.date.today().isoformat(),

@@ -290,3 +290,28 @@ def test_shape_embedding_widens_the_encoder_input():
     shaped.initialize(X=docs)
     (vectors,) = shaped.predict(docs)
     assert vectors.shape == (4, 16)
+
+
+def test_word_dropout_hides_whole_word_embeddings_in_training_only():
+    from greenkd_spacy.models.encoder import build_bilstm_encoder, row_dropout
+
+    layer = row_dropout(0.5, 4)
+    X = numpy.ones((2000, 4), dtype="float32")
+    Y, backprop = layer(X, is_train=True)
+    dropped = (Y == 0).all(axis=1)
+    assert ((Y == 0) | (Y == 1)).all()  # whole rows, unscaled
+    assert 0.4 < dropped.mean() < 0.6
+    assert (backprop(numpy.ones_like(X))[dropped] == 0).all()
+    assert (layer.predict(X) == X).all()
+    with pytest.raises(ValueError, match="word_dropout"):
+        build_bilstm_encoder(word_dropout=1.0)
+    encoder = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1, word_dropout=0.2)
+    docs = [spacy.blank("en")("Apple sold 12 Apples")]
+    encoder.initialize(X=docs)
+    (vectors,) = encoder.predict(docs)
+    assert vectors.shape == (4, 16)
+    # spaCy's [training] dropout sets "dropout_rate" attrs; the word dropout keeps its own rate
+    from thinc.api import set_dropout_rate
+
+    set_dropout_rate(encoder, 0.0)
+    assert [n.attrs["word_dropout_rate"] for n in encoder.walk() if "word_dropout_rate" in n.attrs] == [0.2]

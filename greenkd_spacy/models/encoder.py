@@ -3,7 +3,9 @@
 Hashed word embeddings (NORM), affix embeddings (PREFIX, SUFFIX), an optional word-shape
 embedding (SHAPE: capitalisation and digits, which NORM lowercases away; for NER), an
 optional UPOS embedding and optional static vectors are concatenated and fed to a
-stacked BiLSTM.
+stacked BiLSTM. Optional word dropout (Lample et al. 2016) hides a token's word
+embedding during training, so the model learns to label unseen words from their
+affixes, shape and context: a hashed row of a word never seen in training is noise.
 Every width is a config value, so the 20/40/60/80 % students are one override away.
 Defaults follow Table 7 of the paper (100-d words and POS, 3 x 400 BiLSTM, dropout 0.33).
 """
@@ -43,6 +45,7 @@ def build_bilstm_encoder(
     dropout: float = 0.33,
     shape_width: int = 0,
     shape_rows: int = 1000,
+    word_dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Build the paper's token encoder: embeddings -> stacked BiLSTM.
 
@@ -61,10 +64,19 @@ def build_bilstm_encoder(
     shape_width (int): Width of the word-shape (SHAPE) embedding (0 to disable, the
         paper's setting).
     shape_rows (int): Rows of the shape table.
+    word_dropout (float): Probability of zeroing a token's word (NORM) embedding during
+        training (0: off, the paper's setting). Not overridden by [training] dropout.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
     """
+    if not 0.0 <= word_dropout < 1.0:
+        raise ValueError(
+            f"(greenkd-spacy) greenkd.BiLSTMEncoder.v1: word_dropout must be in [0, 1), got {word_dropout}."
+        )
     attrs = [NORM]
-    embeds = [HashEmbed(word_width, word_rows, column=0, seed=11)]
+    word_embed: Model = HashEmbed(word_width, word_rows, column=0, seed=11)
+    if word_dropout:
+        word_embed = chain(word_embed, row_dropout(word_dropout, word_width))
+    embeds = [word_embed]
     if affix_width:
         attrs += [PREFIX, SUFFIX]
         embeds += [
@@ -100,3 +112,20 @@ def build_bilstm_encoder(
     # Read by the parser, which warns when the docs it gets carry no POS (W003).
     model.attrs["reads_pos"] = bool(pos_width)
     return model
+
+
+def row_dropout(rate: float, width: int) -> Model[Floats2d, Floats2d]:
+    """Zero whole rows (tokens) with probability `rate` while training, unscaled: the
+    word embedding is missing, as for an unseen word, not amplified elsewhere. Its rate
+    lives in attrs["word_dropout_rate"], so spaCy's [training] dropout leaves it alone."""
+    return Model(
+        "greenkd_word_dropout", _row_dropout_forward, dims={"nI": width, "nO": width}, attrs={"word_dropout_rate": rate}
+    )
+
+
+def _row_dropout_forward(model: Model, X: Floats2d, is_train: bool):
+    rate = model.attrs["word_dropout_rate"]
+    if not is_train or not rate or X.shape[0] == 0:
+        return X, lambda dY: dY
+    keep = model.ops.xp.asarray(model.ops.xp.random.uniform(size=(X.shape[0], 1)) >= rate, dtype=X.dtype)
+    return X * keep, lambda dY: dY * keep

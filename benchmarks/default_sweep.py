@@ -1,0 +1,99 @@
+"""The candidates a CPU-first default is chosen from (issue 22): greenkd_ner on
+CoNLL-2003, greenkd_chunker on CoNLL-2000, the tok2vec + tagger + greenkd_parser
+pipeline on UD Tamil-TTB or English-EWT.
+
+Every candidate is the shipped default config (configs/ner_default.cfg,
+configs/chunk_default.cfg, configs/parser_default.cfg) with a few overrides (the same
+for every task, applied to the task's encoder), trained for the same wall-clock budget
+as the benchmark (greenkd.train_budget.v1) and spaCy's patience, each wrapped in
+scripts/timed.py so its cost is recorded. The choice is by the dev score spaCy selected
+model-best by (model-best/meta.json), never the test set; benchmarks/summarize_sweep.py
+writes the table. A candidate whose run finished (its run.json exists) is not trained
+again, so an interrupted sweep resumes.
+
+Usage: python benchmarks/default_sweep.py {ner,chunk,parser-ta,parser-en}
+           [--budget-minutes 10] [--only NAME ...] [--output OUT.json]
+Used by `spacy project run labeller-default-sweep` and `parser-default-sweep`.
+"""
+import argparse
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Sequence
+
+# name -> config overrides ({encoder} is the task's greenkd.BiLSTMEncoder.v1 block). The
+# regularisers tried against the overfitting the 10-minute runs showed (NER: best dev F1
+# at step 1,600, then flat; Tamil-TTB: training loss near 0 while dev tags stayed at
+# 66 %): word dropout (Lample et al. 2016), more dropout, and both.
+CANDIDATES: Dict[str, Dict[str, str]] = {
+    "base": {},
+    "wd2": {"{encoder}.word_dropout": "0.2"},
+    "drop5": {"training.dropout": "0.5"},
+    "wd2-drop5": {"{encoder}.word_dropout": "0.2", "training.dropout": "0.5"},
+}
+
+_UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
+TASKS: Dict[str, Dict[str, Any]] = {
+    "ner": {
+        "config": "configs/ner_default.cfg", "encoder": "components.greenkd_ner.model.tok2vec",
+        "train": "corpus/conll03/train.spacy", "dev": "corpus/conll03/dev.spacy", "score": "ents_f", "extra": [],
+    },
+    "chunk": {
+        "config": "configs/chunk_default.cfg", "encoder": "components.greenkd_chunker.model.tok2vec",
+        "train": "corpus/conll00/train.spacy", "dev": "corpus/conll00/dev.spacy", "score": "spans_chunks_f", "extra": [],
+    },
+    "parser-ta": {
+        "config": "configs/parser_default.cfg", "encoder": "components.tok2vec.model",
+        "train": _UD.format(lang="ta", treebank="ta_ttb", split="train"),
+        "dev": _UD.format(lang="ta", treebank="ta_ttb", split="dev"),
+        "score": "dep_las", "extra": ["--nlp.lang", "ta"],
+    },
+    "parser-en": {
+        "config": "configs/parser_default.cfg", "encoder": "components.tok2vec.model",
+        "train": _UD.format(lang="en", treebank="en_ewt", split="train"),
+        "dev": _UD.format(lang="en", treebank="en_ewt", split="dev"),
+        "score": "dep_las", "extra": [],
+    },
+}
+
+
+def train_command(task: str, name: str, budget_minutes: float) -> List[str]:
+    """The timed `spacy train` command of one candidate."""
+    spec = TASKS[task]
+    out = Path("training") / task / "sweep" / name
+    overrides: List[str] = []
+    for key, value in CANDIDATES[name].items():
+        overrides += [f"--{key.format(encoder=spec['encoder'])}", value]
+    return [
+        sys.executable, "scripts/timed.py", str(out / "train_cost.json"), "--merge", str(out / "run.json"), "--",
+        sys.executable, "-m", "spacy", "train", spec["config"], "--output", str(out),
+        "--paths.train", spec["train"], "--paths.dev", spec["dev"], *spec["extra"],
+        "--training.before_update.minutes", str(budget_minutes),
+        "--training.before_update.report", str(out / "run.json"), *overrides,
+    ]
+
+
+def main(argv: Sequence[str]) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument("--budget-minutes", type=float, default=10)
+    parser.add_argument("--only", nargs="*", choices=sorted(CANDIDATES), help="train just these candidates")
+    parser.add_argument("--output", type=Path, help="default: benchmarks/results/<task>_default_sweep.json")
+    args = parser.parse_args(argv)
+    names = args.only or list(CANDIDATES)
+    for name in names:
+        if (Path("training") / args.task / "sweep" / name / "run.json").exists():
+            print(f"{name}: trained already (delete training/{args.task}/sweep/{name} to train it again)")
+            continue
+        print(f"{name}: training", " ".join(train_command(args.task, name, args.budget_minutes)), flush=True)
+        subprocess.run(train_command(args.task, name, args.budget_minutes), check=True)
+    output = args.output or Path("benchmarks/results") / f"{args.task}_default_sweep.json"
+    subprocess.run(
+        [sys.executable, "benchmarks/summarize_sweep.py", f"training/{args.task}/sweep", *names,
+         "-o", str(output), "--score", TASKS[args.task]["score"]],
+        check=True,
+    )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,50 @@
+"""The default sweeps (issue 22): every candidate is a valid override of the
+shipped config, and the sweep table chooses by the dev score it is told to."""
+import sys
+from pathlib import Path
+
+import pytest
+import spacy
+import srsly
+from spacy.util import load_config
+
+ROOT = Path(__file__).parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import default_sweep  # noqa: E402
+import summarize_sweep  # noqa: E402
+
+
+def overrides_of(command):
+    """The --section.key value pairs after the config path of a `spacy train` command."""
+    args = command[command.index("train") + 2 :]
+    return {args[i][2:]: args[i + 1] for i in range(0, len(args), 2) if args[i] != "--output"}
+
+
+@pytest.mark.parametrize("task", sorted(default_sweep.TASKS))
+@pytest.mark.parametrize("name", sorted(default_sweep.CANDIDATES))
+def test_every_candidate_builds_from_the_shipped_config(task, name):
+    spec = default_sweep.TASKS[task]
+    command = default_sweep.train_command(task, name, 10)
+    overrides = {k: v for k, v in overrides_of(command).items() if not k.startswith(("paths.", "training.before_update"))}
+    overrides = {k: (v if k == "nlp.lang" else srsly.json_loads(v)) for k, v in overrides.items()}
+    config = load_config(ROOT / spec["config"], overrides=overrides)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    encoder = nlp.get_pipe(spec["encoder"].split(".")[1]).model
+    rates = [node.attrs["word_dropout_rate"] for node in encoder.walk() if "word_dropout_rate" in node.attrs]
+    expected = float(default_sweep.CANDIDATES[name].get("{encoder}.word_dropout", 0))
+    assert rates == ([expected] if expected else [])
+    assert config["training"]["dropout"] == float(default_sweep.CANDIDATES[name].get("training.dropout", 0.33))
+    assert nlp.lang == ("ta" if task == "parser-ta" else "en")
+    assert command[command.index("--output") + 1] == f"training/{task}/sweep/{name}"
+
+
+def test_sweep_table_chooses_by_the_named_dev_score(tmp_path):
+    for name, f1, steps in (("a", 0.81, 3000), ("b", 0.83, 2400)):
+        (tmp_path / name / "model-best").mkdir(parents=True)
+        srsly.write_json(tmp_path / name / "model-best" / "meta.json", {"performance": {"ents_f": f1, "ents_p": 0.99}})
+        srsly.write_json(tmp_path / name / "run.json", {"train_steps": steps})
+    rows = summarize_sweep.summarize(tmp_path, ["a", "b"], score="ents_f")
+    assert [(r["heldout_score"], r["chosen"], r["train_steps"]) for r in rows] == [(81.0, False, 3000), (83.0, True, 2400)]
+    with pytest.raises(SystemExit, match="spans_chunks_f"):
+        summarize_sweep.summarize(tmp_path, ["a"], score="spans_chunks_f")
