@@ -32,9 +32,9 @@ def test_every_candidate_builds_from_the_shipped_config(task, name):
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     encoder = nlp.get_pipe(spec["encoder"].split(".")[1]).model
     rates = [node.attrs["word_dropout_rate"] for node in encoder.walk() if "word_dropout_rate" in node.attrs]
-    expected = float(default_sweep.CANDIDATES[name].get("{encoder}.word_dropout", 0))
+    expected = float(default_sweep.CANDIDATES[name]["{encoder}.word_dropout"])
     assert rates == ([expected] if expected else [])
-    assert config["training"]["dropout"] == float(default_sweep.CANDIDATES[name].get("training.dropout", 0.33))
+    assert config["training"]["dropout"] == float(default_sweep.CANDIDATES[name]["training.dropout"])
     assert nlp.lang == ("ta" if task == "parser-ta" else "en")
     assert command[command.index("--output") + 1] == f"training/{task}/sweep/{name}"
 

@@ -15,7 +15,7 @@ from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.models.pytorch.dense_lm import LMShape
 from greenkd_spacy.training.lm_pretrain import pretrain_lm
 
-TINY_ENCODER = {"word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
+TINY_ENCODER = {"@architectures": "greenkd.LDNetEncoder.v1", "word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
 TINY = {"model": {"dropout": 0.0, "tok2vec": TINY_ENCODER}}
 TEXTS = [
     ("John Smith lives in Paris .", [(0, 10, "PER"), (20, 25, "LOC")]),
@@ -265,3 +265,25 @@ def test_ldnet_profile_splits_prediction_time_and_leaves_the_model_as_it_was(lm_
     assert after == before
     spacy_row = profile.spacy_parts(nlp, docs, batch_size=4)
     assert set(spacy_row["parts"]) == {"greenkd_ner"} and spacy_row["words_per_second"] > 0
+
+
+@pytest.mark.parametrize("factory,config", [("greenkd_ner", "ner_default.cfg"), ("greenkd_chunker", "chunk_default.cfg")])
+def test_factory_default_is_the_shipped_cpu_first_model(factory, config):
+    """A user's nlp.add_pipe gets the model the benchmarks chose, not the paper's LD-Net."""
+    from pathlib import Path
+
+    from spacy.util import load_config, registry
+
+    shipped = load_config(Path(__file__).parent.parent / "configs" / config, interpolate=False)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory)
+    default = nlp.config["components"][factory]["model"]["tok2vec"]
+    assert default["@architectures"] == "greenkd.BiLSTMEncoder.v1"
+    filled = lambda block: {k: v for k, v in registry.fill({"x": block})["x"].items() if k != "dropout"}  # noqa: E731
+    # every encoder setting agrees, those left to the architecture's defaults included
+    # (dropout aside: [training] dropout sets it while training)
+    assert filled(default) == filled(shipped["components"][factory]["model"]["tok2vec"])
+    gold = nlp.make_doc("Apple sold shares in London .")
+    annotation = {"entities": [(0, 5, "ORG")]} if factory == "greenkd_ner" else {"spans": {"chunks": [(0, 5, "NP")]}}
+    nlp.initialize(lambda: [Example.from_dict(gold, annotation)])
+    assert len(nlp("Apple sold shares in London .")) == 6

@@ -646,7 +646,7 @@ def test_spacy_spancat_learns_silver_chunks_from_a_greenkd_chunker(tmp_path):
         doc.spans["chunks"] = [Span(doc, i, i + 1, label="NP") for i, w in enumerate(words) if w in ("eggs", "pizza", "anchovies")]
         return doc
 
-    tiny = {"word_width": 16, "word_rows": 100, "char_width": 8, "char_hidden": 8, "hidden_width": 16}
+    tiny = {"word_width": 16, "word_rows": 100, "affix_width": 8, "affix_rows": 100, "shape_width": 8, "hidden_width": 16}
     teacher = _silver_teacher_and_data(tmp_path, "greenkd_chunker", reference, steps=150, config={"model": {"tok2vec": tiny}})
 
     def spans(pipeline, key):

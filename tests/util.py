@@ -87,7 +87,7 @@ def save_tiny_source(path: Path, component: str) -> None:
         nlp.add_pipe(component, config={"model": {"max_ngrams": 100, "width": 8, "hidden_width": 8}})
         examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(p), "neg": float(not p)}}) for t, p in (("good", 1), ("bad", 0))]
     else:
-        tiny = {"word_width": 8, "word_rows": 100, "char_width": 4, "char_hidden": 4, "hidden_width": 4}
+        tiny = {"word_width": 8, "word_rows": 100, "affix_width": 4, "affix_rows": 100, "shape_width": 4, "hidden_width": 4}
         nlp.add_pipe(component, config={"model": {"tok2vec": tiny}})
         if component == "greenkd_ner":
             examples = [Example.from_dict(nlp.make_doc("John lives here"), {"entities": [(0, 4, "PER")]})]

@@ -29,6 +29,10 @@ from ..distillation.contract import DistillableMixin
 from ..distillation.targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_settings
 from .serialize import ShapedFromCfgMixin
 
+# The CPU-first default (issue 22; configs/ner_default.cfg, chosen by measurement against
+# spaCy's own ner): the paper's CRF over a small BiLSTM on hashed words, affixes and word
+# shapes, with word dropout, no per-character LSTM and no LM. The paper's LD-Net
+# (greenkd.LDNetEncoder.v1, which a pretrained LM needs) is configs/ner_ldnet.cfg.
 DEFAULT_LABELLER_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.CRFLabeller.v1"
@@ -36,15 +40,19 @@ dropout = 0.5
 max_length = 256
 
 [model.tok2vec]
-@architectures = "greenkd.LDNetEncoder.v1"
-word_width = 100
+@architectures = "greenkd.BiLSTMEncoder.v1"
+word_width = 64
 word_rows = 50000
-char_width = 30
-char_rows = 1000
-char_hidden = 150
-hidden_width = 150
+affix_width = 32
+affix_rows = 5000
+shape_width = 16
+shape_rows = 1000
+word_dropout = 0.2
+pos_width = 0
+include_static_vectors = false
+hidden_width = 128
+depth = 1
 dropout = 0.5
-max_length = 256
 """
 DEFAULT_LABELLER_MODEL = Config().from_str(DEFAULT_LABELLER_MODEL_CONFIG)["model"]
 PREFIXES = ("B", "I", "L", "U")
@@ -104,11 +112,13 @@ def make_layer_selection(lambda0: float = 0.05, target_layers: int = 4, gate_lr:
 def make_ner(
     nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, lm_gate_lr: float, scorer: Optional[Callable]
 ) -> "NERLabeller":
-    """A named-entity recognizer: LD-Net labeller (char LSTM + words + optional pruned
-    LM -> BiLSTM -> CRF), writing doc.ents.
+    """A named-entity recognizer: a CRF over a BiLSTM encoder (LD-Net's, with a
+    character LSTM and an optional pruned LM, in the paper's configs), writing doc.ents.
 
-    model (Model): greenkd.CRFLabeller.v1 over an encoder (default: LD-Net's, NoLM
-        until a pretrained LM is given at initialize with `lm_path`).
+    model (Model): greenkd.CRFLabeller.v1 over an encoder (default: the CPU-first
+        BiLSTM over hashed words, affixes and shapes; the paper's LD-Net encoder, NoLM
+        until a pretrained LM is given at initialize with `lm_path`, is
+        configs/ner_ldnet.cfg).
     lm_lambda0 (float): Weight of the R3 layer-selection regulariser (0: off; the
         paper uses 0.05 for NER while pruning).
     lm_target_layers (int): lambda_1, how many LM layers (both directions together)
