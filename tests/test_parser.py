@@ -315,3 +315,19 @@ def test_word_dropout_hides_whole_word_embeddings_in_training_only():
 
     set_dropout_rate(encoder, 0.0)
     assert [n.attrs["word_dropout_rate"] for n in encoder.walk() if "word_dropout_rate" in n.attrs] == [0.2]
+
+
+def test_factory_default_encoder_is_the_shipped_default_pipelines():
+    """nlp.add_pipe("greenkd_parser") gets the encoder configs/parser_default.cfg shares
+    between its tagger and parser (the one the benchmarks chose)."""
+    from pathlib import Path
+
+    from spacy.util import load_config, registry
+
+    shipped = load_config(Path(__file__).parent.parent / "configs" / "parser_default.cfg", interpolate=False)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_parser")
+    filled = lambda block: {k: v for k, v in registry.fill({"x": block})["x"].items() if k != "dropout"}  # noqa: E731
+    assert filled(nlp.config["components"]["greenkd_parser"]["model"]["tok2vec"]) == filled(
+        shipped["components"]["tok2vec"]["model"]
+    )
