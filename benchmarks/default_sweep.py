@@ -2,13 +2,13 @@
 CoNLL-2003, greenkd_chunker on CoNLL-2000, the tok2vec + tagger + greenkd_parser
 pipeline on UD Tamil-TTB or English-EWT.
 
-Every candidate is the shipped default config (configs/ner_default.cfg,
-configs/chunk_default.cfg, configs/parser_default.cfg) with a few overrides (the same
-for every task, applied to the task's encoder), trained for the same wall-clock budget
+Every candidate is the task's shipped config (configs/ner_default.cfg,
+configs/chunk_default.cfg, configs/parser_default.cfg) with the candidate's settings
+(the same for every task, applied to the task's encoder), trained for the same wall-clock budget
 as the benchmark (greenkd.train_budget.v1) and spaCy's patience, each wrapped in
 scripts/timed.py so its cost is recorded. The choice is by the dev score spaCy selected
-model-best by (model-best/meta.json), never the test set; benchmarks/summarize_sweep.py
-(its summarize) makes the table. A candidate whose run finished (its run.json exists) is not trained
+model-best by (model-best/meta.json), never the test set; summarize_sweep.summarize
+makes the table. A candidate whose run finished (its run.json exists) is not trained
 again, so an interrupted sweep resumes.
 
 Usage: python benchmarks/default_sweep.py {ner,chunk,parser-ta,parser-en}
