@@ -93,8 +93,9 @@ def main(argv: Sequence[str]) -> None:
         if (Path("training") / args.task / "sweep" / name / "run.json").exists():
             print(f"{name}: trained already (delete training/{args.task}/sweep/{name} to train it again)")
             continue
-        print(f"{name}: training", " ".join(train_command(args.task, name, args.budget_minutes)), flush=True)
-        subprocess.run(train_command(args.task, name, args.budget_minutes), check=True)
+        command = train_command(args.task, name, args.budget_minutes)
+        print(f"{name}: training", " ".join(command), flush=True)
+        subprocess.run(command, check=True)
     output = args.output or Path("benchmarks/results") / f"{args.task}_default_sweep.json"
     rows = summarize(Path("training") / args.task / "sweep", names, TASKS[args.task]["score"])
     stamp = {
