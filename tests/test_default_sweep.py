@@ -48,3 +48,19 @@ def test_sweep_table_chooses_by_the_named_dev_score(tmp_path):
     assert [(r["heldout_score"], r["chosen"], r["train_steps"]) for r in rows] == [(81.0, False, 3000), (83.0, True, 2400)]
     with pytest.raises(SystemExit, match="spans_chunks_f"):
         summarize_sweep.summarize(tmp_path, ["a"], score="spans_chunks_f")
+
+
+@pytest.mark.parametrize("name", sorted(default_sweep.CONFIG_CANDIDATES))
+def test_config_candidates_build_with_their_own_encoder(name):
+    entry = default_sweep.CONFIG_CANDIDATES[name]
+    command = default_sweep.train_command("parser-ta", name, 10)
+    assert command[command.index("train") + 1] == entry["config"]
+    overrides = {k: v for k, v in overrides_of(command).items() if not k.startswith(("paths.", "training.before_update"))}
+    overrides = {k: (v if k == "nlp.lang" else srsly.json_loads(v)) for k, v in overrides.items()}
+    config = load_config(ROOT / entry["config"], overrides=overrides)
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    assert nlp.pipe_names == ["tok2vec", "tagger", "greenkd_parser"] and nlp.lang == "ta"
+    assert config["components"]["tok2vec"]["model"]["@architectures"] == "spacy.Tok2Vec.v2"
+    assert config["training"]["dropout"] == float(entry["overrides"]["training.dropout"])
+    with pytest.raises(SystemExit, match="parser-ta"):
+        default_sweep.train_command("ner", name, 10)
