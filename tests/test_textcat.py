@@ -2,6 +2,7 @@
 import numpy
 import pytest
 import spacy
+import torch
 from spacy.tokens import DocBin
 from spacy.training import Example
 from typer.testing import CliRunner
@@ -49,6 +50,43 @@ def test_learns_and_round_trips(factory, tmp_path):
     loaded = spacy.load(tmp_path / "model")
     assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
     assert loaded.evaluate(examples(loaded))["cats_score"] > 0.9
+
+
+@pytest.mark.parametrize("pooling", ["sqrtn", "sum"])
+def test_v2_pooling_learns_round_trips_and_scales_the_sum(pooling, tmp_path):
+    nlp = spacy.blank("en")
+    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "pooling": pooling}
+    nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(40):
+        nlp.update(egs, sgd=optimizer)
+    assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
+    assert set(nlp("").cats) == {"pos", "neg"}
+    nlp.to_disk(tmp_path / "model")
+    assert spacy.load(tmp_path / "model")("a great film").cats == pytest.approx(nlp("a great film").cats)
+    # The pooled vector of a doc is the sum of its rows, over sqrt(n) for "sqrtn".
+    pipe = nlp.get_pipe("greenkd_textcat")
+    module = pipe.model.layers[0].shims[0]._model
+    docs = [nlp.make_doc("what a great film"), nlp.make_doc("awful")]
+    ids, offsets = pipe.model.attrs["ngrams"].batch_ids(docs)
+    pooled = module.embed(torch.from_numpy(ids), torch.from_numpy(offsets), per_sample_weights=None)
+    first = module.embed.weight[torch.from_numpy(ids[: offsets[1]])].sum(dim=0)
+    assert torch.allclose(pooled[0], first, atol=1e-6)  # mode "sum" underneath both
+    captured = {}
+    module.hidden.register_forward_hook(lambda mod, inp, out: captured.update(x=inp[0].detach()))
+    module.eval()
+    module(torch.from_numpy(ids), torch.from_numpy(offsets))
+    expected = first / (float(offsets[1]) ** 0.5 if pooling == "sqrtn" else 1.0)
+    assert torch.allclose(captured["x"][0], expected.detach(), atol=1e-5)
+
+
+def test_v2_rejects_an_unknown_pooling():
+    from greenkd_spacy.models.dan import build_dan_v2
+
+    with pytest.raises(ValueError, match="pooling"):
+        build_dan_v2(pooling="max")
 
 
 def test_sparse_update_touches_only_batch_rows():

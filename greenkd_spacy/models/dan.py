@@ -1,4 +1,4 @@
-"""greenkd.DAN.v1: the sparse n-gram Deep Averaging Network as a thinc model.
+"""greenkd.DAN.v1 / v2: the sparse n-gram Deep Averaging Network as a thinc model.
 
 Input: docs; output: one row of class logits per doc. The n-gram vocabulary (an
 NgramTable in attrs["ngrams"]) is built by the component at initialize from the training
@@ -15,7 +15,7 @@ from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
 from .ngrams import NgramTable
-from .pytorch.dan import DANModule
+from .pytorch.dan import POOLINGS, DANModule
 from .torch_bridge import sync_dropout, torch_wrapper
 
 
@@ -29,7 +29,7 @@ def build_dan(
     lowercase: bool = True,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """Build a DAN over 1..ngram_size-grams of the doc's tokens.
+    """Build the paper's DAN: the mean of the embeddings of the doc's 1..ngram_size-grams.
 
     max_ngrams (int): |V|, rows of the embedding table (the paper: 1,000,000).
     ngram_size (int): Longest n-gram (the paper: 4).
@@ -41,10 +41,35 @@ def build_dan(
     nO (Optional[int]): Number of classes; set by the component at initialize.
     RETURNS (Model[List[Doc], Floats2d]): Class logits, one row per doc.
     """
+    return build_dan_v2(max_ngrams, ngram_size, width, hidden_width, dropout, lowercase, "mean", nO)
+
+
+@registry.architectures("greenkd.DAN.v2")
+def build_dan_v2(
+    max_ngrams: int = 131072,
+    ngram_size: int = 4,
+    width: int = 48,
+    hidden_width: int = 64,
+    dropout: float = 0.0,
+    lowercase: bool = True,
+    pooling: str = "mean",
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """greenkd.DAN.v1 with a choice of pooling: "mean" (the paper, and v1), "sqrtn"
+    (the sum of the embeddings over the square root of their number) or "sum".
+
+    pooling (str): How the n-gram embeddings of a doc become one vector.
+    Other arguments as greenkd.DAN.v1.
+    """
     if max_ngrams < 1 or ngram_size < 1 or width < 1 or hidden_width < 1:
         raise ValueError(
-            "(greenkd-spacy) greenkd.DAN.v1 needs max_ngrams, ngram_size, width and "
+            "(greenkd-spacy) greenkd.DAN needs max_ngrams, ngram_size, width and "
             f"hidden_width >= 1, got {max_ngrams}, {ngram_size}, {width}, {hidden_width}."
+        )
+    if pooling not in POOLINGS:
+        raise ValueError(
+            f"(greenkd-spacy) greenkd.DAN.v2 got pooling = '{pooling}': use one of "
+            f"{', '.join(repr(p) for p in POOLINGS)} in [components.*.model]."
         )
     return Model(
         "greenkd_dan",
@@ -57,6 +82,7 @@ def build_dan(
             "width": width,
             "hidden_width": hidden_width,
             "dropout_rate": dropout,
+            "pooling": pooling,
         },
     )
 
@@ -75,6 +101,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
         model.attrs["hidden_width"],
         n_classes,
         model.attrs["dropout_rate"],
+        model.attrs.get("pooling", "mean"),
     )
     layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]

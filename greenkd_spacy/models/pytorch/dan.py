@@ -2,18 +2,31 @@
 import torch
 from torch import nn
 
+POOLINGS = ("mean", "sqrtn", "sum")
+
 
 class DANModule(nn.Module):
-    """logits = W2 ReLU(W1 mean(Emb(g_1..g_n)) + b1) + b2.
+    """logits = W2 ReLU(W1 pool(Emb(g_1..g_n)) + b1) + b2.
+
+    pool is the paper's mean ("mean"), or the sum scaled by 1/sqrt(n) ("sqrtn") or the
+    plain sum ("sum"). The mean makes a long text's vector the average of many mostly
+    neutral n-grams, so a model trained on SST-2's short phrases is less sure on whole
+    sentences; the scaled sum keeps some of a linear bag-of-words model's additivity.
 
     The embedding table is the big, sparsely activated part: it is an EmbeddingBag with
     sparse gradients, so a step touches only the rows of the n-grams in the batch (the
     component updates it with SparseAdam, the dense layers with thinc's Adam).
     """
 
-    def __init__(self, n_rows: int, width: int, hidden_width: int, n_classes: int, dropout: float):
+    def __init__(
+        self, n_rows: int, width: int, hidden_width: int, n_classes: int, dropout: float, pooling: str = "mean"
+    ):
         super().__init__()
-        self.embed = nn.EmbeddingBag(max(1, n_rows), width, mode="mean", sparse=True)
+        if pooling not in POOLINGS:
+            raise ValueError(f"(greenkd-spacy) Unknown DAN pooling '{pooling}': use one of {', '.join(POOLINGS)}.")
+        self.pooling = pooling
+        mode = "mean" if pooling == "mean" else "sum"
+        self.embed = nn.EmbeddingBag(max(1, n_rows), width, mode=mode, sparse=True)
         nn.init.normal_(self.embed.weight, std=0.1)
         self.hidden = nn.Linear(width, hidden_width)
         self.output = nn.Linear(hidden_width, n_classes)
@@ -23,6 +36,12 @@ class DANModule(nn.Module):
         self.dropout.p = rate
 
     def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-        # A doc without a known n-gram has an empty bag, whose mean is the zero vector.
-        pooled = self.dropout(self.embed(ids, offsets))
+        # A doc without a known n-gram has an empty bag, whose mean or sum is the zero vector.
+        weights = None
+        if self.pooling == "sqrtn" and ids.numel():
+            ends = torch.cat([offsets[1:], offsets.new_tensor([ids.numel()])])
+            counts = ends - offsets
+            scale = counts.clamp(min=1).to(torch.float32).rsqrt()
+            weights = torch.repeat_interleave(scale, counts)
+        pooled = self.dropout(self.embed(ids, offsets, per_sample_weights=weights))
         return self.output(self.dropout(torch.relu(self.hidden(pooled))))
