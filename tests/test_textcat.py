@@ -46,6 +46,15 @@ def test_learns_and_round_trips(factory, tmp_path):
     for text in ["", "   ", "🙂", "x" * 5000]:
         cats = nlp(text).cats
         assert set(cats) == {"pos", "neg"} and all(numpy.isfinite(list(cats.values())))
+    # Our row-at-a-time set_annotations sets what spaCy's own sets.
+    pipe = nlp.get_pipe(factory)
+    ours, theirs = nlp.make_doc("what a great film"), nlp.make_doc("what a great film")
+    scores = pipe.predict([ours])
+    pipe.set_annotations([ours], scores)
+    from spacy.pipeline.textcat import TextCategorizer
+
+    TextCategorizer.set_annotations(pipe, [theirs], scores)
+    assert ours.cats == theirs.cats and all(type(v) is float for v in ours.cats.values())
     nlp.to_disk(tmp_path / "model")
     loaded = spacy.load(tmp_path / "model")
     assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)

@@ -135,6 +135,13 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
             return numpy.zeros((0, len(self.labels)), dtype="float32")
         return self._probs(self.model.predict(docs))
 
+    def set_annotations(self, docs: Iterable[Doc], scores: Floats2d) -> None:
+        """doc.cats[label] = score, as spaCy's text categorizers set it, a row at a time:
+        the per-element numpy indexing of theirs was a tenth of the DAN's own time."""
+        labels = self.labels
+        for doc, row in zip(docs, numpy.asarray(scores).tolist()):
+            doc.cats.update(zip(labels, row))
+
     # ------------------------------------------------------------------ train
 
     def update(
