@@ -91,6 +91,37 @@ def test_v2_pooling_learns_round_trips_and_scales_the_sum(pooling, tmp_path):
     assert torch.allclose(captured["x"][0], expected.detach(), atol=1e-5)
 
 
+def test_ngram_dropout_leaves_ngrams_out_of_their_own_bags():
+    from greenkd_spacy.models.dan import drop_ngrams
+
+    numpy.random.seed(0)
+    ids = numpy.arange(1000, dtype="int64")
+    offsets = numpy.array([0, 400, 400], dtype="int64")  # doc 1 has an empty bag
+    kept, new_offsets = drop_ngrams(ids, offsets, 0.3)
+    bags = numpy.split(kept, new_offsets[1:])
+    assert [len(b) for b in bags][1] == 0
+    assert all(b.min() >= 400 for b in bags[2:]) and bags[0].max() < 400  # ids stay in their doc
+    assert 0.6 < len(kept) / len(ids) < 0.8
+
+
+def test_ngram_dropout_only_in_training():
+    nlp = spacy.blank("en")
+    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "ngram_dropout": 0.5}
+    pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = examples(nlp)
+    nlp.initialize(lambda: egs)
+    docs = [eg.predicted for eg in egs]
+    assert numpy.array_equal(pipe.model.predict(docs), pipe.model.predict(docs))
+    train_1, _ = pipe.model.begin_update(docs)
+    train_2, _ = pipe.model.begin_update(docs)
+    assert not numpy.allclose(train_1, train_2)
+    assert pipe.model.attrs["ngram_dropout_rate"] == 0.5
+    with pytest.raises(ValueError, match="ngram_dropout"):
+        from greenkd_spacy.models.dan import build_dan_v2
+
+        build_dan_v2(ngram_dropout=1.0)
+
+
 def test_v2_rejects_an_unknown_pooling():
     from greenkd_spacy.models.dan import build_dan_v2
 

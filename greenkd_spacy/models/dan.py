@@ -53,14 +53,23 @@ def build_dan_v2(
     dropout: float = 0.0,
     lowercase: bool = True,
     pooling: str = "mean",
+    ngram_dropout: float = 0.0,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """greenkd.DAN.v1 with a choice of pooling: "mean" (the paper, and v1), "sqrtn"
-    (the sum of the embeddings over the square root of their number) or "sum".
+    """greenkd.DAN.v1 with a choice of pooling and with n-gram dropout.
 
-    pooling (str): How the n-gram embeddings of a doc become one vector.
+    pooling (str): How the n-gram embeddings of a doc become one vector: "mean" (the
+        paper, and v1), "sqrtn" (their sum over the square root of their number) or "sum".
+    ngram_dropout (float): In training, each n-gram of a doc is left out of its bag with
+        this probability (the word dropout of Iyyer et al.'s DAN), so that the classifier
+        cannot lean on the few long n-grams it has memorised. Its own rate: spaCy's
+        [training] dropout does not change it. 0 (v1): none.
     Other arguments as greenkd.DAN.v1.
     """
+    if not 0.0 <= ngram_dropout < 1.0:
+        raise ValueError(
+            f"(greenkd-spacy) greenkd.DAN.v2 got ngram_dropout = {ngram_dropout}: use a rate in [0, 1)."
+        )
     if max_ngrams < 1 or ngram_size < 1 or width < 1 or hidden_width < 1:
         raise ValueError(
             "(greenkd-spacy) greenkd.DAN needs max_ngrams, ngram_size, width and "
@@ -83,6 +92,7 @@ def build_dan_v2(
             "hidden_width": hidden_width,
             "dropout_rate": dropout,
             "pooling": pooling,
+            "ngram_dropout_rate": ngram_dropout,
         },
     )
 
@@ -129,6 +139,9 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, ca
     dan_module(model)
     layer = model.layers[0]
     ids, offsets = model.attrs["ngrams"].batch_ids(docs)
+    rate = model.attrs.get("ngram_dropout_rate", 0.0)
+    if is_train and rate > 0 and len(ids):
+        ids, offsets = drop_ngrams(ids, offsets, rate)
     logits, backprop_layer = layer((ids, offsets), is_train)
 
     def backprop(d_logits: Floats2d) -> List[Doc]:
@@ -136,6 +149,16 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, ca
         return docs
 
     return logits, backprop
+
+
+def drop_ngrams(ids: numpy.ndarray, offsets: numpy.ndarray, rate: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
+    """Leave each n-gram out of its doc's bag with probability `rate` (numpy's global
+    generator, which spaCy seeds); a doc may end with an empty bag."""
+    counts = numpy.diff(numpy.append(offsets, len(ids)))
+    doc_of = numpy.repeat(numpy.arange(len(offsets)), counts)
+    keep = numpy.random.random(len(ids)) >= rate
+    kept = numpy.bincount(doc_of[keep], minlength=len(offsets))
+    return ids[keep], numpy.concatenate([[0], numpy.cumsum(kept)[:-1]]).astype("int64")
 
 
 def _inputs(model: Model, X: Tuple[numpy.ndarray, numpy.ndarray], is_train: bool):
