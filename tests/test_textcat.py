@@ -122,6 +122,32 @@ def test_ngram_dropout_only_in_training():
         build_dan_v2(ngram_dropout=1.0)
 
 
+def test_linear_part_learns_updates_sparsely_prunes_and_round_trips(tmp_path):
+    nlp = spacy.blank("en")
+    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "linear": True}
+    pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    module = pipe.model.layers[0].shims[0]._model
+    before = module.linear.weight.detach().clone()
+    nlp.update([egs[0]], sgd=optimizer)
+    changed = set(numpy.nonzero((module.linear.weight.detach() != before).any(dim=1).numpy())[0])
+    assert changed and changed <= set(pipe.model.attrs["ngrams"].doc_ids(egs[0].predicted))
+    for _ in range(40):
+        nlp.update(egs, sgd=optimizer)
+    assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
+    # Pruning keeps the linear weights of the n-grams it keeps.
+    table = pipe.model.attrs["ngrams"]
+    rows = table.select(10)
+    kept = module.linear.weight.detach()[torch.from_numpy(rows)].clone()
+    pipe.prune_ngrams(10)
+    assert torch.equal(pipe.model.layers[0].shims[0]._model.linear.weight.detach(), kept)
+
+
 def test_v2_rejects_an_unknown_pooling():
     from greenkd_spacy.models.dan import build_dan_v2
 

@@ -41,7 +41,7 @@ def build_dan(
     nO (Optional[int]): Number of classes; set by the component at initialize.
     RETURNS (Model[List[Doc], Floats2d]): Class logits, one row per doc.
     """
-    return build_dan_v2(max_ngrams, ngram_size, width, hidden_width, dropout, lowercase, "mean", nO)
+    return build_dan_v2(max_ngrams, ngram_size, width, hidden_width, dropout, lowercase, pooling="mean", nO=nO)
 
 
 @registry.architectures("greenkd.DAN.v2")
@@ -54,6 +54,7 @@ def build_dan_v2(
     lowercase: bool = True,
     pooling: str = "mean",
     ngram_dropout: float = 0.0,
+    linear: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
     """greenkd.DAN.v1 with a choice of pooling and with n-gram dropout.
@@ -64,6 +65,8 @@ def build_dan_v2(
         this probability (the word dropout of Iyyer et al.'s DAN), so that the classifier
         cannot lean on the few long n-grams it has memorised. Its own rate: spaCy's
         [training] dropout does not change it. 0 (v1): none.
+    linear (bool): Add a linear bag of the same n-grams to the logits (one weight per
+        n-gram and class, summed: the model of spaCy's BOW textcat) beside the DAN.
     Other arguments as greenkd.DAN.v1.
     """
     if not 0.0 <= ngram_dropout < 1.0:
@@ -93,6 +96,7 @@ def build_dan_v2(
             "dropout_rate": dropout,
             "pooling": pooling,
             "ngram_dropout_rate": ngram_dropout,
+            "linear": linear,
         },
     )
 
@@ -112,6 +116,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
         n_classes,
         model.attrs["dropout_rate"],
         model.attrs.get("pooling", "mean"),
+        model.attrs.get("linear", False),
     )
     layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]

@@ -200,17 +200,20 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     def finish_update(self, sgd: Optimizer) -> None:
         """Hybrid optimizer (paper 2.5): SparseAdam for the rows of the embedding table
         this batch touched, the training optimizer for the dense layers."""
-        weight = dan_module(self.model).embed.weight
-        if weight.grad is not None:
-            if self._sparse_optimizer is None or self._sparse_optimizer.param_groups[0]["params"][0] is not weight:
+        weights = [w for w in dan_module(self.model).sparse_parameters() if w.grad is not None]
+        if weights:
+            if self._sparse_optimizer is None or any(
+                a is not b for a, b in zip(self._sparse_optimizer.param_groups[0]["params"], weights)
+            ) or len(self._sparse_optimizer.param_groups[0]["params"]) != len(weights):
                 self._sparse_optimizer = torch.optim.SparseAdam(
-                    [weight], lr=float(sgd.learn_rate), betas=(float(sgd.b1), float(sgd.b2)), eps=float(sgd.eps)
+                    weights, lr=float(sgd.learn_rate), betas=(float(sgd.b1), float(sgd.b2)), eps=float(sgd.eps)
                 )
             for group in self._sparse_optimizer.param_groups:
                 group["lr"] = float(sgd.learn_rate)
             self._sparse_optimizer.step()
-            # The dense optimizer must not see (or densify) the sparse gradient.
-            weight.grad = None
+            # The dense optimizer must not see (or densify) the sparse gradients.
+            for weight in weights:
+                weight.grad = None
         self.model.finish_update(sgd)
 
     # ------------------------------------------------------------------ distill
@@ -329,14 +332,18 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         RETURNS (int): The number of n-grams kept."""
         table: NgramTable = self.model.attrs["ngrams"]
         rows = table.select(keep, by=by)
-        old_weight = dan_module(self.model).embed.weight.detach()
-        old_state = {k: v for k, v in dan_module(self.model).state_dict().items() if not k.startswith("embed.")}
+        old_tables = [w.detach() for w in dan_module(self.model).sparse_parameters()]
+        old_state = {
+            k: v for k, v in dan_module(self.model).state_dict().items() if not k.startswith(("embed.", "linear."))
+        }
         self.model.attrs["ngrams"] = table.subset(rows)
         ensure_dan(self.model, len(rows), len(self.labels))
         module = dan_module(self.model)
         module.load_state_dict(old_state, strict=False)
         with torch.no_grad():
-            module.embed.weight.copy_(old_weight[torch.from_numpy(rows)] if len(rows) else module.embed.weight)
+            for new, old in zip(module.sparse_parameters(), old_tables):
+                if len(rows):
+                    new.copy_(old[torch.from_numpy(rows)])
         self.cfg["n_ngrams"] = len(rows)
         self._sparse_optimizer = None
         return len(rows)

@@ -6,7 +6,7 @@ POOLINGS = ("mean", "sqrtn", "sum")
 
 
 class DANModule(nn.Module):
-    """logits = W2 ReLU(W1 pool(Emb(g_1..g_n)) + b1) + b2.
+    """logits = W2 ReLU(W1 pool(Emb(g_1..g_n)) + b1) + b2 [+ sum_i Lin(g_i)].
 
     pool is the paper's mean ("mean"), or the sum scaled by 1/sqrt(n) ("sqrtn") or the
     plain sum ("sum"). The mean makes a long text's vector the average of many mostly
@@ -19,7 +19,14 @@ class DANModule(nn.Module):
     """
 
     def __init__(
-        self, n_rows: int, width: int, hidden_width: int, n_classes: int, dropout: float, pooling: str = "mean"
+        self,
+        n_rows: int,
+        width: int,
+        hidden_width: int,
+        n_classes: int,
+        dropout: float,
+        pooling: str = "mean",
+        linear: bool = False,
     ):
         super().__init__()
         if pooling not in POOLINGS:
@@ -31,6 +38,15 @@ class DANModule(nn.Module):
         self.hidden = nn.Linear(width, hidden_width)
         self.output = nn.Linear(hidden_width, n_classes)
         self.dropout = nn.Dropout(dropout)
+        # The "wide" part: one weight per n-gram and class, summed over the doc's n-grams
+        # (a linear bag of n-grams, as spaCy's BOW textcat), added to the DAN's logits.
+        self.linear = nn.EmbeddingBag(max(1, n_rows), n_classes, mode="sum", sparse=True) if linear else None
+        if self.linear is not None:
+            nn.init.zeros_(self.linear.weight)
+
+    def sparse_parameters(self) -> list:
+        """The per-n-gram tables, which get sparse gradients (updated with SparseAdam)."""
+        return [self.embed.weight] + ([self.linear.weight] if self.linear is not None else [])
 
     def set_dropout(self, rate: float) -> None:
         self.dropout.p = rate
@@ -44,4 +60,7 @@ class DANModule(nn.Module):
             scale = counts.clamp(min=1).to(torch.float32).rsqrt()
             weights = torch.repeat_interleave(scale, counts)
         pooled = self.dropout(self.embed(ids, offsets, per_sample_weights=weights))
-        return self.output(self.dropout(torch.relu(self.hidden(pooled))))
+        logits = self.output(self.dropout(torch.relu(self.hidden(pooled))))
+        if self.linear is not None:
+            logits = logits + self.linear(ids, offsets)
+        return logits
