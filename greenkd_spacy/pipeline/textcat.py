@@ -3,13 +3,14 @@ classifier (sparse-distillation-dan.md).
 
 Both subclass spaCy's own text categorizers, so labels, `doc.cats`, `positive_label`,
 the threshold and the textcat scorers behave exactly as in spaCy. What differs:
-- the model is greenkd.DAN.v1 and outputs logits; predict applies softmax (exclusive
+- the model is greenkd.DAN.v1 or v2 and outputs logits; predict applies softmax (exclusive
   classes) or a sigmoid (multi-label), and training uses cross-entropy instead of
   spaCy's squared error;
 - the n-gram vocabulary is built at initialize from the training corpus plus an
   optional unlabeled corpus (`[initialize.components.NAME] ngram_corpus`);
-- the embedding table gets sparse gradients and is updated with torch's SparseAdam, the
-  dense layers with the training optimizer (the paper's hybrid optimizer, 2.5);
+- the per-n-gram tables (the embeddings, and v2's optional linear weights) get sparse
+  gradients and are updated with torch's SparseAdam, the dense layers with the training
+  optimizer (the paper's hybrid optimizer, 2.5);
 - `distill()` learns from a teacher text classifier (spaCy's `textcat` over a
   transformer, or another greenkd_textcat): KL on the class distribution at temperature
   T, plus cross-entropy on gold labels where a doc has them.
