@@ -3,10 +3,12 @@ score spaCy selected model-best by, never the evaluation set), size on disk and
 training cost, as a JSON list; the candidate with the best held-out score is marked.
 
 Usage: python benchmarks/summarize_sweep.py TRAINING_DIR NAME [NAME ...] -o OUT.json
-           [--score cats_score]
+           [--score cats_score] [--report-eval EVAL.spacy]
 Each NAME is a directory of TRAINING_DIR holding model-best/ and train_cost.json
 (scripts/timed.py); --score names the dev score of meta.json's "performance" (ents_f
-for NER, spans_chunks_f for chunking). Used by `spacy project run textcat-default-sweep`
+for NER, spans_chunks_f for chunking). --report-eval also records each candidate's score
+on an evaluation set (``eval_score``), for the record only: the choice never reads it.
+Used by `spacy project run textcat-default-sweep`
 and `labeller-default-sweep` (issue 22).
 """
 import argparse
@@ -16,7 +18,9 @@ import sys
 from pathlib import Path
 from typing import List, Sequence
 
+import spacy
 import srsly
+from spacy.training import Corpus
 
 from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import disk_bytes
@@ -51,14 +55,26 @@ def summarize(training: Path, names: Sequence[str], score: str = "cats_score") -
     return rows
 
 
+def eval_score(model: Path, data: Path, score: str) -> float:
+    """The model's `score` on the docs of a .spacy file, in percent."""
+    nlp = spacy.load(model)
+    examples = list(Corpus(data)(nlp))
+    return round(100 * nlp.evaluate(examples)[score], 2)
+
+
 def main(argv: Sequence[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("training", type=Path)
     parser.add_argument("names", nargs="+")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--score", default="cats_score", help="the dev score in model-best/meta.json to choose by")
+    parser.add_argument("--report-eval", type=Path, help="also record each model-best's score on this .spacy file (not used to choose)")
     args = parser.parse_args(argv)
     rows = summarize(args.training, args.names, args.score)
+    if args.report_eval:
+        for row in rows:
+            row["eval_score"] = eval_score(args.training / row["candidate"] / "model-best", args.report_eval, args.score)
+            row["eval_data"] = str(args.report_eval)
     stamp = {
         "command": " ".join(["python", "benchmarks/summarize_sweep.py", *argv]),
         "date": datetime.date.today().isoformat(),

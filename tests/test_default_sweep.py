@@ -64,3 +64,25 @@ def test_config_candidates_build_with_their_own_encoder(name):
     assert config["training"]["dropout"] == float(entry["overrides"]["training.dropout"])
     with pytest.raises(SystemExit, match="parser-ta"):
         default_sweep.train_command("ner", name, 10)
+
+
+def test_sweep_table_records_an_eval_score_without_choosing_by_it(tmp_path):
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("textcat").add_label("pos")
+    nlp.get_pipe("textcat").add_label("neg")
+    nlp.initialize()
+    for name, dev in (("a", 0.9), ("b", 0.8)):
+        (tmp_path / name).mkdir()
+        nlp.to_disk(tmp_path / name / "model-best")
+        meta = srsly.read_json(tmp_path / name / "model-best" / "meta.json")
+        srsly.write_json(tmp_path / name / "model-best" / "meta.json", dict(meta, performance={"cats_score": dev}))
+    doc = nlp.make_doc("good")
+    doc.cats = {"pos": 1.0, "neg": 0.0}
+    DocBin(docs=[doc]).to_disk(tmp_path / "eval.spacy")
+    out = tmp_path / "sweep.json"
+    summarize_sweep.main([str(tmp_path), "a", "b", "-o", str(out), "--report-eval", str(tmp_path / "eval.spacy")])
+    rows = srsly.read_json(out)
+    assert [r["chosen"] for r in rows] == [True, False]
+    assert all(0 <= r["eval_score"] <= 100 and r["eval_data"].endswith("eval.spacy") for r in rows)
