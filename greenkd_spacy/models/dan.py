@@ -57,7 +57,7 @@ def build_dan_v2(
     linear: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
-    """greenkd.DAN.v1 with a choice of pooling and with n-gram dropout.
+    """greenkd.DAN.v1 with a choice of pooling, n-gram dropout and an optional linear part.
 
     pooling (str): How the n-gram embeddings of a doc become one vector: "mean" (the
         paper, and v1), "sqrtn" (their sum over the square root of their number) or "sum".
