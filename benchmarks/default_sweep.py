@@ -39,6 +39,12 @@ CANDIDATES: Dict[str, Dict[str, str]] = {
     "wd2": {"{encoder}.word_dropout": "0.2", "training.dropout": "0.33"},
     "drop5": {"{encoder}.word_dropout": "0.0", "training.dropout": "0.5"},
     "wd2-drop5": {"{encoder}.word_dropout": "0.2", "training.dropout": "0.5"},
+    # ... with hashed tables of spaCy's CNN sizes (5,000 word rows, 2,500 per affix),
+    # for a treebank too small to fill ours.
+    "wd2-drop5-small": {
+        "{encoder}.word_dropout": "0.2", "training.dropout": "0.5",
+        "{encoder}.word_rows": "5000", "{encoder}.affix_rows": "2500",
+    },
 }
 # Candidates that swap the encoder rather than tune it: (config, overrides). The parser
 # over spaCy's own CNN tok2vec, with spaCy's dropout for that encoder (0.1) and with ours
