@@ -61,7 +61,9 @@ class KeyIndex:
     Keys are already well-mixed hashes, so their low bits pick the slot. A batch of
     queries is answered in a few vectorised probe rounds: about one random memory access
     per query where a binary search (numpy.searchsorted, the first version) needed ~18,
-    which made it the largest cost of a DAN prediction.
+    which made it the largest cost of a DAN prediction. The first probe, which answers
+    most queries, runs over the whole batch without index bookkeeping (half the time of
+    treating it as one more round); rows are int32 to halve that array's cache traffic.
     """
 
     def __init__(self, keys: numpy.ndarray):
@@ -69,7 +71,7 @@ class KeyIndex:
         size = 1 << max(4, (2 * len(keys)).bit_length())  # load factor <= 0.5
         self.mask = numpy.uint64(size - 1)
         self.keys = numpy.zeros(size, dtype="uint64")
-        self.rows = numpy.full(size, -1, dtype="int64")
+        self.rows = numpy.full(size, -1, dtype="int32")
         pending = numpy.arange(len(keys))
         slots = (keys & self.mask).astype("int64")
         while pending.size:  # insert in rounds; colliding keys move to the next slot
@@ -86,15 +88,20 @@ class KeyIndex:
     def lookup(self, queries: numpy.ndarray) -> numpy.ndarray:
         """The row of each query key, or -1 where the key is not in the table."""
         queries = numpy.asarray(queries, dtype="uint64")
-        result = numpy.full(len(queries), -1, dtype="int64")
-        active = numpy.arange(len(queries))
-        slots = (queries & self.mask).astype("int64")
         size_mask = len(self.rows) - 1
+        slots = (queries & self.mask).astype("int64")
+        rows = self.rows[slots]
+        occupied = rows >= 0
+        found = occupied & (self.keys[slots] == queries)
+        result = numpy.where(found, rows, -1).astype("int64")
+        active = numpy.flatnonzero(occupied & ~found)  # another key there: probe on
+        slots = (slots[active] + 1) & size_mask
         while active.size:
             rows = self.rows[slots]
-            found = (rows >= 0) & (self.keys[slots] == queries[active])
+            occupied = rows >= 0
+            found = occupied & (self.keys[slots] == queries[active])
             result[active[found]] = rows[found]
-            going_on = (rows >= 0) & ~found  # occupied by another key: probe the next slot
+            going_on = occupied & ~found
             active, slots = active[going_on], (slots[going_on] + 1) & size_mask
         return result
 
@@ -190,7 +197,7 @@ class NgramTable:
         if n_docs == 0 or len(self) == 0 or not any(len(doc) for doc in docs):
             return numpy.zeros(0, dtype="int64"), numpy.zeros(n_docs, dtype="int64")
         # One filter over the whole batch: per-doc numpy calls cost more than the work.
-        tokens = numpy.concatenate([doc.to_array([attr, IS_SPACE]).reshape(-1, 2) for doc in docs])
+        tokens = numpy.concatenate([doc.to_array([attr, IS_SPACE]) for doc in docs])  # (n, 2) each
         token_doc = numpy.repeat(numpy.arange(n_docs), [len(doc) for doc in docs])
         is_word = tokens[:, 1] == 0
         flat = tokens[is_word, 0]
