@@ -199,22 +199,23 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         return loss, self.model.ops.asarray(d_logits.astype("float32"))
 
     def finish_update(self, sgd: Optimizer) -> None:
-        """Hybrid optimizer (paper 2.5): SparseAdam for the rows of the embedding table
+        """Hybrid optimizer (paper 2.5): SparseAdam for the rows of the per-n-gram tables
         this batch touched, the training optimizer for the dense layers."""
-        weights = [w for w in dan_module(self.model).sparse_parameters() if w.grad is not None]
-        if weights:
-            if self._sparse_optimizer is None or any(
-                a is not b for a, b in zip(self._sparse_optimizer.param_groups[0]["params"], weights)
-            ) or len(self._sparse_optimizer.param_groups[0]["params"]) != len(weights):
+        tables = dan_module(self.model).sparse_parameters()
+        if any(table.grad is not None for table in tables):
+            # A new optimizer only for new tables (after initialize or pruning), so that
+            # Adam's moments carry over between steps; SparseAdam skips a table without grad.
+            known = self._sparse_optimizer.param_groups[0]["params"] if self._sparse_optimizer else []
+            if [id(p) for p in known] != [id(t) for t in tables]:
                 self._sparse_optimizer = torch.optim.SparseAdam(
-                    weights, lr=float(sgd.learn_rate), betas=(float(sgd.b1), float(sgd.b2)), eps=float(sgd.eps)
+                    tables, lr=float(sgd.learn_rate), betas=(float(sgd.b1), float(sgd.b2)), eps=float(sgd.eps)
                 )
             for group in self._sparse_optimizer.param_groups:
                 group["lr"] = float(sgd.learn_rate)
             self._sparse_optimizer.step()
             # The dense optimizer must not see (or densify) the sparse gradients.
-            for weight in weights:
-                weight.grad = None
+            for table in tables:
+                table.grad = None
         self.model.finish_update(sgd)
 
     # ------------------------------------------------------------------ distill
