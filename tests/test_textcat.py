@@ -25,9 +25,13 @@ def examples(nlp, multilabel=False):
     ]
 
 
-def trained(factory="greenkd_textcat", steps=40):
+def trained(factory="greenkd_textcat", steps=40, **v2_settings):
+    """A small DAN trained on DATA; with settings, greenkd.DAN.v2 with those."""
     nlp = spacy.blank("en")
-    nlp.add_pipe(factory, config=SMALL)
+    config = SMALL
+    if v2_settings:
+        config = {"model": {"@architectures": "greenkd.DAN.v2", **SMALL["model"], **v2_settings}}
+    nlp.add_pipe(factory, config=config)
     egs = examples(nlp)
     optimizer = nlp.initialize(lambda: egs)
     optimizer.learn_rate = 0.01
@@ -63,14 +67,7 @@ def test_learns_and_round_trips(factory, tmp_path):
 
 @pytest.mark.parametrize("pooling", ["sqrtn", "sum"])
 def test_v2_pooling_learns_round_trips_and_scales_the_sum(pooling, tmp_path):
-    nlp = spacy.blank("en")
-    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "pooling": pooling}
-    nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = examples(nlp)
-    optimizer = nlp.initialize(lambda: egs)
-    optimizer.learn_rate = 0.01
-    for _ in range(40):
-        nlp.update(egs, sgd=optimizer)
+    nlp = trained(pooling=pooling)
     assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
     assert set(nlp("").cats) == {"pos", "neg"}
     nlp.to_disk(tmp_path / "model")
@@ -105,12 +102,9 @@ def test_ngram_dropout_leaves_ngrams_out_of_their_own_bags():
 
 
 def test_ngram_dropout_only_in_training():
-    nlp = spacy.blank("en")
-    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "ngram_dropout": 0.5}
-    pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = examples(nlp)
-    nlp.initialize(lambda: egs)
-    docs = [eg.predicted for eg in egs]
+    nlp = trained(steps=0, ngram_dropout=0.5)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    docs = [eg.predicted for eg in examples(nlp)]
     assert numpy.array_equal(pipe.model.predict(docs), pipe.model.predict(docs))
     train_1, _ = pipe.model.begin_update(docs)
     train_2, _ = pipe.model.begin_update(docs)
@@ -123,11 +117,10 @@ def test_ngram_dropout_only_in_training():
 
 
 def test_linear_part_learns_updates_sparsely_prunes_and_round_trips(tmp_path):
-    nlp = spacy.blank("en")
-    model = {"@architectures": "greenkd.DAN.v2", "max_ngrams": 500, "width": 16, "hidden_width": 16, "linear": True}
-    pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
+    nlp = trained(steps=0, linear=True)
+    pipe = nlp.get_pipe("greenkd_textcat")
     egs = examples(nlp)
-    optimizer = nlp.initialize(lambda: egs)
+    optimizer = nlp.resume_training()
     optimizer.learn_rate = 0.01
     module = pipe.model.layers[0].shims[0]._model
     before = module.linear.weight.detach().clone()
