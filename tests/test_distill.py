@@ -276,3 +276,59 @@ def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path)
     _, summary = distill(spacy.load(teacher_dir / "model"), config, tmp_path / "out")
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2 + 2
     assert summary["training"]["steps"] == 3
+
+
+def test_greenkd_corpora_name_their_content_without_being_read(tmp_path, monkeypatch):
+    """The cache key of a greenkd corpus comes from its files, settings and tokenizer:
+    the same content gives the same key wherever it lies, a changed byte, limit or
+    tokenizer rule another one, and the size is what reading would yield."""
+    from greenkd_spacy.data import text_corpus
+    from greenkd_spacy.data.text_corpus import create_distill_reader
+
+    nlp = spacy.blank("en")
+    gold = spacy.tokens.Doc(nlp.vocab, words=["Don't", "go", "!"], spaces=[True, False, False])
+    spacy.tokens.DocBin(docs=[gold, spacy.tokens.Doc(nlp.vocab, words=[])]).to_disk(tmp_path / "gold.spacy")
+    (tmp_path / "raw.txt").write_text("I like green eggs .\n\n  \nShe ate the pizza .\nA third .\n", encoding="utf8")
+    reader = create_distill_reader(tmp_path / "gold.spacy", tmp_path / "raw.txt", gold_tokens=True)
+    monkeypatch.setattr(text_corpus, "iter_texts", lambda *a, **k: pytest.fail("the corpus was read"))
+    source = reader.content_key(nlp)
+    monkeypatch.undo()
+    assert source.size == len(list(reader(nlp))) == 1 + 3  # the empty doc and blank lines are skipped
+
+    copy_dir = tmp_path / "elsewhere"
+    copy_dir.mkdir()
+    for name in ("gold.spacy", "raw.txt"):
+        (copy_dir / name).write_bytes((tmp_path / name).read_bytes())
+    moved = create_distill_reader(copy_dir / "gold.spacy", copy_dir / "raw.txt", gold_tokens=True)
+    assert moved.content_key(spacy.blank("en")).key == source.key
+    limited = create_distill_reader(tmp_path / "gold.spacy", tmp_path / "raw.txt", text_limit=2, gold_tokens=True)
+    assert limited.content_key(nlp).key != source.key and limited.content_key(nlp).size == 1 + 2
+    retokenized = spacy.blank("en")
+    retokenized.tokenizer.add_special_case("eggs", [{"ORTH": "egg"}, {"ORTH": "s"}])
+    assert reader.content_key(retokenized).key != source.key
+    (copy_dir / "raw.txt").write_text("I like green eggs !\n\nShe ate the pizza .\nA third .\n", encoding="utf8")
+    assert moved.content_key(nlp).key != source.key
+
+
+def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):
+    """teacher_fingerprints takes a corpus that names its content at its word, and reads
+    (once) any corpus that cannot; the keys of the two kinds of corpus differ."""
+    from greenkd_spacy.data.text_corpus import create_text_reader
+    from greenkd_spacy.distillation.loop import teacher_fingerprints
+
+    teacher = spacy.blank("en")
+    (tmp_path / "raw.txt").write_text("one text\ntwo texts\n", encoding="utf8")
+    reader = create_text_reader(tmp_path / "raw.txt")
+    reads = []
+
+    def counted(nlp):
+        reads.append(1)
+        yield from reader(nlp)
+
+    counted.content_key = reader.content_key
+    keys = [("tok2vec", {"kind": "a"})]
+    named, n_named = teacher_fingerprints(teacher, keys, counted, teacher)
+    assert reads == [] and n_named == 2
+    del counted.content_key
+    read, n_read = teacher_fingerprints(teacher, keys, counted, teacher)
+    assert reads == [1] and n_read == 2 and read != named

@@ -16,11 +16,13 @@ from typing import Callable, Iterable, Iterator, List, Optional, Union
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Corpus, Example
+from spacy.training.augment import dont_augment
 from spacy.training.corpus import walk_corpus
 from spacy.util import registry
 from spacy.vocab import Vocab
 
 from ..errors import Errors
+from .source_key import CorpusKey, combine, files_digest, tokenizer_digest
 
 
 @registry.readers("greenkd.Corpus.v1")
@@ -107,6 +109,25 @@ class GoldSeededCorpus:
             raise
         if count == 0:
             raise ValueError(Errors.E044.format(path=self.corpus.path, purpose="train or evaluate on"))
+
+    def content_key(self, nlp: Language) -> Optional[CorpusKey]:
+        """The .spacy files' bytes, the reading settings and the tokenizer (which makes
+        the predicted docs unless gold_tokens); None where reading is not repeatable
+        (shuffled or augmented: every read differs) or the tokenizer cannot be named."""
+        corpus = self.corpus
+        tokenizer = tokenizer_digest(nlp)
+        if tokenizer is None or corpus.shuffle or corpus.augmenter is not dont_augment:
+            return None
+        files = [Path(path) for path in walk_corpus(corpus.path, ".spacy")]
+        settings = (corpus.gold_preproc, corpus.max_length, corpus.limit, self.gold_tokens, self.gold_sents, self.gold_pos)
+        size = None
+        if not corpus.gold_preproc and not corpus.max_length:
+            # Docs, as Corpus yields them (it skips empty ones); gold_preproc and
+            # max_length yield sentences, which only reading can count.
+            size = sum(sum(1 for doc in _read_docbin(path).get_docs(nlp.vocab) if len(doc)) for path in files)
+            size = min(size, corpus.limit) if corpus.limit else size
+        key = combine("greenkd.Corpus.v1", files_digest(files), settings, tokenizer)
+        return CorpusKey(key, size)
 
     def _seed(self, nlp: Language, eg: Example) -> Example:
         if not self.gold_tokens:

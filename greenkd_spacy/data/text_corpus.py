@@ -12,13 +12,14 @@
 import gzip
 import json
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Optional, Tuple, Union
+from typing import Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
 
 from ..errors import Errors
+from .source_key import CorpusKey, combine, files_digest, tokenizer_digest
 
 PathLike = Union[str, Path]
 
@@ -62,9 +63,8 @@ def iter_texts(path: PathLike, *, limit: int = 0, text_key: str = "text") -> Ite
     path = Path(path)
     if not path.exists():
         raise ValueError(Errors.E023.format(path=path))
-    files = sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
     count = 0
-    for file_path in files:
+    for file_path in text_files(path):
         jsonl = _is_jsonl(file_path)
         for line_no, line in read_lines(file_path):
             line = line.strip()
@@ -86,6 +86,51 @@ def iter_texts(path: PathLike, *, limit: int = 0, text_key: str = "text") -> Ite
                 return
 
 
+def text_files(path: PathLike) -> List[Path]:
+    """The files iter_texts reads, in its order."""
+    path = Path(path)
+    return sorted(p for p in path.iterdir() if p.is_file()) if path.is_dir() else [path]
+
+
+def count_texts(path: PathLike, limit: int = 0) -> int:
+    """How many texts iter_texts yields (non-empty lines; capped by limit), counted on
+    the raw bytes: a progress bar's total without decoding or tokenizing anything."""
+    count = 0
+    for file_path in text_files(path):
+        opener = gzip.open if file_path.suffix == ".gz" else open
+        with opener(file_path, "rb") as file_:
+            for raw in file_:
+                if raw.strip():
+                    count += 1
+                    if limit and count >= limit:
+                        return count
+    return count
+
+
+class TextCorpus:
+    """Unlabeled text as examples (reference = predicted, no cats), streamed; it names
+    its content without being read (source_key.py)."""
+
+    def __init__(self, path: PathLike, limit: int = 0, text_key: str = "text"):
+        if not Path(path).exists():
+            raise ValueError(Errors.E023.format(path=path))
+        self.path = Path(path)
+        self.limit = limit
+        self.text_key = text_key
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        for text in iter_texts(self.path, limit=self.limit, text_key=self.text_key):
+            doc = nlp.make_doc(text)
+            yield Example(doc, doc.copy())
+
+    def content_key(self, nlp: Language) -> Optional[CorpusKey]:
+        tokenizer = tokenizer_digest(nlp)
+        if tokenizer is None:
+            return None
+        key = combine("greenkd.TextFile.v1", files_digest(text_files(self.path)), self.limit, self.text_key, tokenizer)
+        return CorpusKey(key, count_texts(self.path, self.limit))
+
+
 @registry.readers("greenkd.TextFile.v1")
 def create_text_reader(path: PathLike, limit: int = 0, text_key: str = "text") -> Callable[[Language], Iterable[Example]]:
     """Unlabeled text as examples (reference = predicted, no cats), streamed.
@@ -94,15 +139,7 @@ def create_text_reader(path: PathLike, limit: int = 0, text_key: str = "text") -
     limit (int): Read at most this many texts (0: all).
     text_key (str): JSONL field with the text.
     """
-    if not Path(path).exists():
-        raise ValueError(Errors.E023.format(path=path))
-
-    def read(nlp: Language) -> Iterator[Example]:
-        for text in iter_texts(path, limit=limit, text_key=text_key):
-            doc = nlp.make_doc(text)
-            yield Example(doc, doc.copy())
-
-    return read
+    return TextCorpus(path, limit, text_key)
 
 
 @registry.readers("greenkd.DistillCorpus.v1")
@@ -139,10 +176,27 @@ def create_distill_reader(
     ) if train is not None else None
     unlabeled = create_text_reader(text, text_limit, text_key) if text is not None else None
 
-    def read(nlp: Language) -> Iterator[Example]:
-        if labeled is not None:
-            yield from labeled(nlp)
-        if unlabeled is not None:
-            yield from unlabeled(nlp)
+    return DistillCorpus(labeled, unlabeled)
 
-    return read
+
+class DistillCorpus:
+    """A labeled corpus, then unlabeled text; named without being read where both
+    parts can name themselves (source_key.py)."""
+
+    def __init__(self, labeled: Optional[Callable], unlabeled: Optional[TextCorpus]):
+        self.labeled = labeled
+        self.unlabeled = unlabeled
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.labeled is not None:
+            yield from self.labeled(nlp)
+        if self.unlabeled is not None:
+            yield from self.unlabeled(nlp)
+
+    def content_key(self, nlp: Language) -> Optional[CorpusKey]:
+        parts = [part.content_key(nlp) if part is not None else CorpusKey("none", 0) for part in (self.labeled, self.unlabeled)]
+        if any(part is None for part in parts):
+            return None
+        sizes = [part.size for part in parts]
+        size = None if None in sizes else sum(sizes)
+        return CorpusKey(combine("greenkd.DistillCorpus.v1", *(part.key for part in parts)), size)

@@ -121,14 +121,19 @@ def _can_teach(pipe: Any, teacher_pipe: Any) -> bool:
 
 
 def teacher_fingerprints(
-    teacher: Language, keys: List[Tuple[str, Dict]], examples: Iterable[Example]
-) -> Tuple[List[str], int]:
+    teacher: Language, keys: List[Tuple[str, Dict]], corpus: Callable[[Language], Iterable[Example]], nlp: Language
+) -> Tuple[List[str], Optional[int]]:
     """For each (teacher component, settings) in ``keys``: the hash of the teacher's
     weights (that component and everything before it), the settings that shape its
-    targets and the corpus as the student will see it; and the number of examples,
-    counted on the way (so the teacher pass can show an ETA). The corpus is read once for
-    every key: a pipeline student's tagger, morphologizer and parser are three keys, and
-    reading 70,000 sentences once per key cost minutes before the first step."""
+    targets and the corpus as the student will see it; and the number of examples where
+    known (so the teacher pass can show an ETA).
+
+    A corpus that names its content (``content_key``, data/source_key.py: greenkd's
+    readers) is not read here: over a million unlabeled sentences, tokenizing them only
+    to hash them took 19 minutes before the teacher pass. Any other corpus is read once
+    for every key, its words, POS and sentence starts hashed and its examples counted (a
+    pipeline student's tagger, morphologizer and parser are three keys; reading 70,000
+    sentences once per key cost minutes before the first step)."""
     prints = []
     for teacher_name, settings in keys:
         fingerprint = Fingerprint().update(settings)
@@ -137,8 +142,14 @@ def teacher_fingerprints(
             if name == teacher_name:
                 break
         prints.append(fingerprint)
+    content_key = getattr(corpus, "content_key", None)
+    source = content_key(nlp) if content_key is not None else None
+    if source is not None:
+        for fingerprint in prints:
+            fingerprint.update("corpus-source", source.key)
+        return [fingerprint.hexdigest() for fingerprint in prints], source.size
     n_examples = 0
-    for eg in examples:
+    for eg in corpus(nlp):
         n_examples += 1
         # Encoded once for every key; bytes enter the hash as update() would encode them.
         parts = [Fingerprint.encode(part) for part in doc_fingerprint_parts(eg.predicted)]
@@ -325,7 +336,7 @@ def teacher_pass(
         if not is_silver(settings):
             settings["top_k"] = D["top_k"]
         keys.append((teacher_pipe.name, settings))
-    fingerprints, n_examples = teacher_fingerprints(teacher_nlp, keys, run.train_corpus(student))
+    fingerprints, n_examples = teacher_fingerprints(teacher_nlp, keys, run.train_corpus, student)
     for (name, pipe, teacher_pipe), fingerprint in zip(run.pairs, fingerprints):
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         caches[name] = cache
