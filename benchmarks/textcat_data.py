@@ -22,8 +22,10 @@ from typing import Iterator
 from greenkd_spacy.atomic import atomic_write_lines
 
 TASKS = {
-    # Model selection on a held-out 5 % of GLUE train; the GLUE dev set is the test set.
-    "sst2": {"format": "sst2", "train": "sst2/train.tsv", "eval": "sst2/dev.tsv", "heldout": 0.05},
+    # Model selection on 10 % of GLUE train's whole sentences, whose phrases leave
+    # training (data/heldout.py: a random 5 % of phrases sat 88 % inside training ones
+    # until 2026-11-26); the GLUE dev set is the test set.
+    "sst2": {"format": "sst2", "train": "sst2/train.tsv", "eval": "sst2/dev.tsv", "heldout": 0.1, "whole_texts": True},
     "trec": {"format": "trec", "train": "trec/train_5500.label", "eval": "trec/TREC_10.label", "heldout": 0.1},
 }
 QUESTION = re.compile(r"\?\s*$")
@@ -43,7 +45,8 @@ def lines_of(*paths: Path) -> Iterator[str]:
 def convert(task: str, data: Path, corpus: Path) -> None:
     spec = TASKS[task]
     spacy_cli("greenkd-convert-textcat", str(data / spec["train"]), str(corpus / "train.spacy"), "-f", spec["format"],
-              "--dev-output", str(corpus / "heldout.spacy"), "--dev-fraction", str(spec["heldout"]))
+              "--dev-output", str(corpus / "heldout.spacy"), "--dev-fraction", str(spec["heldout"]),
+              *(["--dev-whole-texts"] if spec.get("whole_texts") else []))
     spacy_cli("greenkd-convert-textcat", str(data / spec["eval"]), str(corpus / "eval.spacy"), "-f", spec["format"])
 
 

@@ -401,3 +401,51 @@ def test_render_table_counts_the_teacher_in_a_distilled_rows_cpu():
     derived = {row["system"]: row for row in render_table.add_derived(rows, baseline="bow", teacher="teacher")}
     assert derived["student"]["cpu_in_all"] == 125.0 and derived["bow"]["cpu_in_all"] == 3.0
     assert derived["student"]["speed_ratio"] == "2.00x" and derived["teacher"]["speed_ratio"] == "0.0400x"
+
+
+def test_whole_text_split_holds_out_sentences_whose_phrases_leave_training():
+    """SST-2 style data labels every phrase of a sentence: the held-out texts are whole
+    ones, nothing of them stays in training, and what is not inside them stays."""
+    from greenkd_spacy.data.heldout import whole_text_split
+
+    texts = [
+        "a gorgeous , witty , seductive movie .", "witty , seductive movie", "seductive",
+        "gorgeous", "the plot is thin", "the plot", "thin", "a dull film", "dull", "film",
+        "seductive  movie", "movie",
+    ]
+    held, dropped = whole_text_split(texts, 0.5, seed=1)
+    whole = {0, 4, 7}  # no other text contains these (10 sits inside 0 despite its spaces)
+    assert set(held) <= whole and len(held) == 2 and not set(held) & set(dropped)
+    kept = [t for i, t in enumerate(texts) if i not in held and i not in dropped]
+    for i in held:
+        padded = f" {' '.join(texts[i].split())} "
+        assert not any(f" {' '.join(t.split())} " in padded for t in kept)
+        assert not any(padded in f" {' '.join(t.split())} " for t in kept)
+    # everything not inside a held-out text is kept
+    for i, text in enumerate(texts):
+        if i not in held and i not in dropped:
+            continue
+        assert i in held or any(f" {' '.join(text.split())} " in f" {texts[j]} " for j in held)
+
+
+def test_convert_with_whole_texts_held_out(tmp_path):
+    """--dev-whole-texts on SST-2 style phrases: the held-out docs are whole sentences and
+    none of their phrases is trained on; without --dev-output it is refused."""
+    from typer.testing import CliRunner
+
+    from greenkd_spacy.cli.app import app
+
+    rows = [("a gorgeous , witty movie .", 1), ("witty movie", 1), ("gorgeous", 1), ("a dull , flat film .", 0),
+            ("flat film", 0), ("dull", 0), ("the cast is fine .", 1), ("fine", 1)]
+    (tmp_path / "t.tsv").write_text("sentence\tlabel\n" + "".join(f"{t}\t{l}\n" for t, l in rows), encoding="utf8")
+    args = ["convert-textcat", str(tmp_path / "t.tsv"), str(tmp_path / "train.spacy"), "-f", "sst2"]
+    result = CliRunner().invoke(app, args + ["--dev-output", str(tmp_path / "dev.spacy"), "--dev-fraction", "0.34", "--dev-whole-texts"])
+    assert result.exit_code == 0, result.output
+    nlp = spacy.blank("en")
+    train = [doc.text for doc in DocBin().from_disk(tmp_path / "train.spacy").get_docs(nlp.vocab)]
+    dev = [doc.text for doc in DocBin().from_disk(tmp_path / "dev.spacy").get_docs(nlp.vocab)]
+    assert len(dev) == 1 and dev[0] in {rows[0][0], rows[3][0], rows[6][0]}
+    assert not any(f" {text} " in f" {dev[0]} " for text in train)
+    assert len(train) + len(dev) + sum(f" {t} " in f" {dev[0]} " for t, _ in rows if t != dev[0]) == len(rows)
+    refused = CliRunner().invoke(app, args + ["--dev-whole-texts"])
+    assert refused.exit_code == 1 and "--dev-output" in refused.output

@@ -20,6 +20,7 @@ from ..bench import add_distill_cost, add_train_cost, bench_textcat, disk_bytes,
 from ..pipeline.textcat import DANMixin
 from ..data.augment import Augmenter
 from ..data.corpus import load_docs
+from ..data.heldout import whole_text_split
 from ..atomic import atomic_write_bytes, atomic_write_lines
 from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
@@ -34,7 +35,8 @@ def convert_textcat_cli(
     fmt: str = typer.Option(..., "--format", "-f", help=f"Input format: one of {', '.join(LABELED_FORMATS)}"),
     labels: Optional[str] = typer.Option(None, "--labels", help="Comma-separated label set (default: the labels found)"),
     dev_output: Optional[Path] = typer.Option(None, "--dev-output", help="Also write a held-out slice here (for model selection)"),
-    dev_fraction: float = typer.Option(0.1, "--dev-fraction", help="Share of docs held out for --dev-output"),
+    dev_fraction: float = typer.Option(0.1, "--dev-fraction", help="Share of docs held out for --dev-output (with --dev-whole-texts: of the whole texts)"),
+    dev_whole_texts: bool = typer.Option(False, "--dev-whole-texts", help="Hold out only texts that no other text contains and leave out of training every text inside a held-out one: for phrase-level data such as GLUE SST-2, where a random held-out phrase sits inside a training one"),
     seed: int = typer.Option(0, "--seed", help="Seed of the held-out split and of the --labeled sample"),
     labeled: int = typer.Option(0, "--labeled", help="Keep the labels of only this many docs (a random sample, after the held-out split; 0: all)"),
     unlabeled_output: Optional[Path] = typer.Option(None, "--unlabeled-output", help="With --labeled: write the texts of the other docs here, one per line (.txt or .txt.gz), as unlabeled text for distillation"),
@@ -59,14 +61,25 @@ def convert_textcat_cli(
     unknown = sorted({label for _, label in pairs} - set(label_set))
     if unknown:
         msg.fail(f"{input_path} has labels {unknown} that are not in --labels {label_set}.", exits=1)
+    if not 0.0 < dev_fraction < 1.0:
+        msg.fail(f"--dev-fraction must be between 0 and 1, got {dev_fraction}.", exits=1)
+    if dev_whole_texts and dev_output is None:
+        msg.fail("--dev-whole-texts needs --dev-output (where the held-out texts go).", exits=1)
     held_out: List = []
     if dev_output is not None:
-        order = list(range(len(pairs)))
-        random.Random(seed).shuffle(order)
-        n_dev = int(round(dev_fraction * len(pairs)))
-        dev_ids = set(order[:n_dev])
+        if dev_whole_texts:
+            dev_list, dropped = whole_text_split([text for text, _ in pairs], dev_fraction, seed)
+            dev_ids, left_out = set(dev_list), set(dropped)
+            msg.info(
+                f"Held out {len(dev_ids)} whole texts; left {len(left_out)} texts that occur "
+                "inside them out of training"
+            )
+        else:
+            order = list(range(len(pairs)))
+            random.Random(seed).shuffle(order)
+            dev_ids, left_out = set(order[: int(round(dev_fraction * len(pairs)))]), set()
         held_out = [p for i, p in enumerate(pairs) if i in dev_ids]
-        pairs = [p for i, p in enumerate(pairs) if i not in dev_ids]
+        pairs = [p for i, p in enumerate(pairs) if i not in dev_ids and i not in left_out]
     unlabeled: List = []
     if labeled:
         if labeled >= len(pairs):
