@@ -3,11 +3,12 @@ score spaCy selected model-best by, never the evaluation set), size on disk and
 training cost, as a JSON list; the candidate with the best held-out score is marked.
 
 Usage: python benchmarks/summarize_sweep.py TRAINING_DIR NAME [NAME ...] -o OUT.json
-           [--score cats_score] [--report-eval EVAL.spacy]
+           [--score cats_score] [--max-disk-bytes N] [--report-eval EVAL.spacy]
 Each NAME is a directory of TRAINING_DIR holding model-best/ and train_cost.json
 (scripts/timed.py); --score names the dev score of meta.json's "performance" (ents_f
 for NER, spans_chunks_f for chunking). --report-eval also records each candidate's score
 on an evaluation set (``eval_score``), for the record only: the choice never reads it.
+--max-disk-bytes leaves larger candidates out of the choice (issue 22: the DAN <= 30 MB).
 Used by `spacy project run textcat-default-sweep`
 and `labeller-default-sweep` (issue 22).
 """
@@ -26,7 +27,7 @@ from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import disk_bytes
 
 
-def summarize(training: Path, names: Sequence[str], score: str = "cats_score") -> List[dict]:
+def summarize(training: Path, names: Sequence[str], score: str = "cats_score", max_disk_bytes: int = 0) -> List[dict]:
     rows = []
     for name in names:
         best = training / name / "model-best"
@@ -49,9 +50,15 @@ def summarize(training: Path, names: Sequence[str], score: str = "cats_score") -
         run_path = training / name / "run.json"  # greenkd.train_budget.v1's report, if any
         if run_path.exists():
             rows[-1]["train_steps"] = srsly.read_json(run_path).get("train_steps")
-    best_score = max(row["heldout_score"] for row in rows)
+    # A candidate over the size limit is recorded but cannot be chosen.
+    eligible = [row for row in rows if not max_disk_bytes or row["disk_bytes"] <= max_disk_bytes]
+    if not eligible:
+        sys.exit(f"no candidate is within --max-disk-bytes {max_disk_bytes}")
+    best_score = max(row["heldout_score"] for row in eligible)
     for row in rows:
-        row["chosen"] = row["heldout_score"] == best_score
+        row["chosen"] = row in eligible and row["heldout_score"] == best_score
+        if max_disk_bytes:
+            row["max_disk_bytes"] = max_disk_bytes
     return rows
 
 
@@ -68,9 +75,10 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("names", nargs="+")
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--score", default="cats_score", help="the dev score in model-best/meta.json to choose by")
+    parser.add_argument("--max-disk-bytes", type=int, default=0, help="only candidates this small on disk can be chosen (0: any)")
     parser.add_argument("--report-eval", type=Path, help="also record each model-best's score on this .spacy file (not used to choose)")
     args = parser.parse_args(argv)
-    rows = summarize(args.training, args.names, args.score)
+    rows = summarize(args.training, args.names, args.score, args.max_disk_bytes)
     if args.report_eval:
         for row in rows:
             row["eval_score"] = eval_score(args.training / row["candidate"] / "model-best", args.report_eval, args.score)
