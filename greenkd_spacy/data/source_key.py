@@ -34,8 +34,8 @@ class CorpusKey:
 
 
 def files_digest(paths: Iterable[Union[str, Path]]) -> str:
-    """SHA-256 over the names (relative to nothing: the base name) and bytes of files,
-    in the order given: the content, not where it lies, decides the key."""
+    """SHA-256 over each file's base name and bytes, in the order given: the content,
+    not the directory it lies in, decides the key."""
     digest = hashlib.sha256()
     for path in paths:
         path = Path(path)
