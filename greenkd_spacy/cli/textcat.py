@@ -53,6 +53,10 @@ def convert_textcat_cli(
         msg.fail("--labeled must be >= 0.", exits=1)
     if labeled and unlabeled_output is None:
         msg.fail("--labeled needs --unlabeled-output (where the other texts go).", exits=1)
+    if not 0.0 < dev_fraction < 1.0:
+        msg.fail(f"--dev-fraction must be between 0 and 1, got {dev_fraction}.", exits=1)
+    if dev_whole_texts and dev_output is None:
+        msg.fail("--dev-whole-texts needs --dev-output (where the held-out texts go).", exits=1)
     try:
         pairs = list(read_labeled(input_path, fmt))
     except ValueError as err:
@@ -61,10 +65,6 @@ def convert_textcat_cli(
     unknown = sorted({label for _, label in pairs} - set(label_set))
     if unknown:
         msg.fail(f"{input_path} has labels {unknown} that are not in --labels {label_set}.", exits=1)
-    if not 0.0 < dev_fraction < 1.0:
-        msg.fail(f"--dev-fraction must be between 0 and 1, got {dev_fraction}.", exits=1)
-    if dev_whole_texts and dev_output is None:
-        msg.fail("--dev-whole-texts needs --dev-output (where the held-out texts go).", exits=1)
     held_out: List = []
     if dev_output is not None:
         if dev_whole_texts:

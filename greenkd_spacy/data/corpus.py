@@ -122,9 +122,10 @@ class GoldSeededCorpus:
         settings = (corpus.gold_preproc, corpus.max_length, corpus.limit, self.gold_tokens, self.gold_sents, self.gold_pos)
         size = None
         if not corpus.gold_preproc and not corpus.max_length:
-            # Docs, as Corpus yields them (it skips empty ones); gold_preproc and
-            # max_length yield sentences, which only reading can count.
-            size = sum(sum(1 for doc in _read_docbin(path).get_docs(nlp.vocab) if len(doc)) for path in files)
+            # Docs, as Corpus yields them (it skips empty ones), from each DocBin's token
+            # arrays without making the Docs; gold_preproc and max_length yield
+            # sentences, which only reading can count.
+            size = sum(sum(1 for tokens in _read_docbin(path).tokens if len(tokens)) for path in files)
             size = min(size, corpus.limit) if corpus.limit else size
         key = combine("greenkd.Corpus.v1", files_digest(files), settings, tokenizer)
         return CorpusKey(key, size)
