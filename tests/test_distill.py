@@ -310,6 +310,23 @@ def test_greenkd_corpora_name_their_content_without_being_read(tmp_path, monkeyp
     assert moved.content_key(nlp).key != source.key
 
 
+def test_cache_keys_keep_their_bytes():
+    """The hashing of parts is what names every cache on disk: a change to it leaves
+    every teacher pass already paid for unfound. Known answers pin it (computed before
+    the corpus keys and the cache fingerprint came to share greenkd_spacy/digest.py)."""
+    from greenkd_spacy.data.source_key import combine
+    from greenkd_spacy.distillation.cache import Fingerprint
+
+    assert combine("greenkd.TextFile.v1", "abc", 0, "text", None, ("x", 1)) == (
+        "c7e98bf1d26bddaf531645f1d7c69afa6525223920fd5945b21f4c2247a99435"
+    )
+    assert Fingerprint().update({"a": 1}, b"xy", "s").hexdigest() == (
+        "30eae436216b86071fd0540e41ba90b62bb7d3e2ad36c5c5b9675c6b4a90ad5a"
+    )
+    # Length prefixes keep the split between parts in the key.
+    assert combine("ab", "c") != combine("a", "bc")
+
+
 def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):
     """teacher_fingerprints takes a corpus that names its content at its word, and reads
     (once) any corpus that cannot; the keys of the two kinds of corpus differ."""

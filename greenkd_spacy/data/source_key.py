@@ -20,6 +20,8 @@ from typing import Iterable, Optional, Union
 import spacy
 from spacy.language import Language
 
+from ..digest import Digest
+
 # Files are hashed in blocks of this many bytes (memory stays flat for any file size).
 BLOCK = 1 << 20
 
@@ -62,9 +64,6 @@ def tokenizer_digest(nlp: Language) -> Optional[str]:
 
 
 def combine(*parts: object) -> str:
-    """One key from sub-keys and settings (each part as its repr, length-prefixed)."""
-    digest = hashlib.sha256()
-    for part in parts:
-        data = repr(part).encode("utf8")
-        digest.update(len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()
+    """One key from sub-keys and settings, each part hashed as its repr (the encoding
+    these keys were first written with: caches on disk keep their keys)."""
+    return Digest().update(*(repr(part).encode("utf8") for part in parts)).hexdigest()

@@ -12,7 +12,7 @@
 import gzip
 import json
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -28,6 +28,11 @@ PathLike = Union[str, Path]
 REENCODE_FIX = "Re-encode the file as UTF-8, e.g. `iconv -f latin1 -t utf8 IN > OUT`."
 
 
+def open_bytes(path: Path) -> BinaryIO:
+    """A plain or gzipped (by its .gz suffix) file, opened for reading bytes."""
+    return gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")
+
+
 def read_lines(
     path: Path, encoding: str = "utf8", *, decode_fix: str = REENCODE_FIX
 ) -> Iterator[Tuple[int, str]]:
@@ -37,8 +42,7 @@ def read_lines(
     no line (or the wrong one); decoding each line's bytes ourselves lets a bad byte be
     reported at the line that holds it.
     """
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rb") as file_:
+    with open_bytes(path) as file_:
         for line_no, raw in enumerate(file_, start=1):
             try:
                 yield line_no, raw.decode(encoding).rstrip("\r\n")
@@ -97,8 +101,7 @@ def count_texts(path: PathLike, limit: int = 0) -> int:
     the raw bytes: a progress bar's total without decoding or tokenizing anything."""
     count = 0
     for file_path in text_files(path):
-        opener = gzip.open if file_path.suffix == ".gz" else open
-        with opener(file_path, "rb") as file_:
+        with open_bytes(file_path) as file_:
             for raw in file_:
                 if raw.strip():
                     count += 1

@@ -27,25 +27,10 @@ import torch
 from thinc.api import Model
 
 from ..atomic import atomic_write_bytes
+from ..digest import Digest
 
-class Fingerprint:
+class Fingerprint(Digest):
     """Incremental SHA-256 over everything that determines the teacher targets."""
-
-    def __init__(self) -> None:
-        self._hash = hashlib.sha256()
-
-    @staticmethod
-    def encode(part: object) -> bytes:
-        """The bytes ``update`` hashes for a part (bytes as they are, anything else as
-        sorted JSON): a part hashed into several fingerprints is encoded once."""
-        return part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
-
-    def update(self, *parts: object) -> "Fingerprint":
-        for part in parts:
-            data = self.encode(part)
-            self._hash.update(len(data).to_bytes(8, "little"))
-            self._hash.update(data)
-        return self
 
     def update_pipe(self, name: str, proc: object) -> "Fingerprint":
         """Add a pipeline component by what decides its outputs: its weights.
@@ -81,9 +66,6 @@ class Fingerprint:
                     flat = tensor.detach().cpu().contiguous().reshape(-1)
                     self.update(key, str(tensor.dtype), list(tensor.shape), flat.view(torch.uint8).numpy().tobytes())
         return self
-
-    def hexdigest(self) -> str:
-        return self._hash.hexdigest()
 
 
 def _is_json(value: object) -> bool:
