@@ -313,9 +313,12 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
         passes.setdefault(tuple(info.get("components") or [name]), info)
     row["teacher_annotation_cpu_seconds"] = sum(info.get("cpu_seconds", 0.0) for info in passes.values())
     row["teacher_annotation_wall_seconds"] = sum(info.get("wall_seconds", 0.0) for info in passes.values())
-    cpu = [training.get("cpu_seconds") for training in trainings]
+    # Since a resumed run's summary carries its earlier segments' cost, several phases
+    # are summed by their own segments (older summaries, without them, by their totals).
+    part = "segment_{}" if len(trainings) > 1 else "{}"
+    cpu = [training.get(part.format("cpu_seconds"), training.get("cpu_seconds")) for training in trainings]
     row["train_cpu_seconds"] = sum(cpu) if None not in cpu else None
-    wall = [training.get("wall_seconds") for training in trainings]
+    wall = [training.get(part.format("wall_seconds"), training.get("wall_seconds")) for training in trainings]
     row["train_wall_seconds"] = round(sum(wall), 1) if None not in wall else None
     steps = [training.get("steps") for training in trainings]
     if None not in steps:

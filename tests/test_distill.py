@@ -205,10 +205,17 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     distill(teacher, student_config(teacher_dir, tmp_path, max_steps=50), tmp_path / "out")
     state = srsly.read_json(tmp_path / "out" / "distill_state.json")
     assert state["step"] == 50
+    first_cost = state["wall_seconds"], state["cpu_seconds"]
+    assert min(first_cost) > 0
     _, summary = distill(teacher, student_config(teacher_dir, tmp_path, max_steps=150), tmp_path / "out")
     state = srsly.read_json(tmp_path / "out" / "distill_state.json")
     assert state["step"] == 150
     assert [row["step"] for row in state["history"]] == [50, 100, 150]
+    # The resumed run's cost is both segments': the model cost that much to train.
+    training = summary["training"]
+    assert training["resumed_from_step"] == 50 and training["steps"] == 150
+    assert training["wall_seconds"] == pytest.approx(first_cost[0] + training["segment_wall_seconds"])
+    assert training["cpu_seconds"] == pytest.approx(first_cost[1] + training["segment_cpu_seconds"])
 
 
 def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):

@@ -83,6 +83,14 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     both = add_distill_cost({}, [tmp_path / "a.json", tmp_path / "b.json"])
     assert (both["train_cpu_seconds"], both["teacher_annotation_cpu_seconds"]) == (7000.0, 700.0)
     assert len(both["distillation_cost"]["training"]) == 2
+    # Summaries that carry their earlier segments' cost: one alone is the whole cost,
+    # two are summed by their own segments, never counting the first segment twice.
+    carried = {"cpu_seconds": 7000.0, "segment_cpu_seconds": 4000.0, "resumed_from_step": 3000, "steps": 7000}
+    srsly.write_json(tmp_path / "c.json", {"annotation": annotation, "training": carried})
+    assert add_distill_cost({}, [tmp_path / "c.json"])["train_cpu_seconds"] == 7000.0
+    first = {"cpu_seconds": 3000.0, "segment_cpu_seconds": 3000.0, "resumed_from_step": 0, "steps": 3000}
+    srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": first})
+    assert add_distill_cost({}, [tmp_path / "a.json", tmp_path / "c.json"])["train_cpu_seconds"] == 7000.0
 
 
 def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):

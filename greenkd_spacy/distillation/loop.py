@@ -399,6 +399,10 @@ def train(
     # this run (frozen, or not distilled) show 0.
     logged = [name for name, proc in student.pipeline if getattr(proc, "is_trainable", False)]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
+    # A resumed run goes on from the cost its earlier segments had reached at their last
+    # checkpoint (work after it is done again, and counted again, here).
+    base_wall, base_cpu = float(state.get("wall_seconds", 0.0)), float(state.get("cpu_seconds", 0.0))
+    resumed_from = state["step"]
     step = 0
     words = 0
     losses: Dict[str, float] = {}
@@ -412,6 +416,9 @@ def train(
         with student.use_params(optimizer.averages):
             score, scores = evaluate()
         state["step"] = step
+        # The cost of training so far, carried across resumes (see the summary below).
+        state["wall_seconds"] = base_wall + time.perf_counter() - start_wall
+        state["cpu_seconds"] = base_cpu + time.process_time() - start_cpu
         losses = {name: float(value) for name, value in losses.items()}  # spaCy's pipes may add numpy floats
         row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
         row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
@@ -475,11 +482,16 @@ def train(
         # The budget ended the run between two evaluations: score and save its last step.
         checkpoint(epoch, step)
     finalize_log()
+    segment_wall, segment_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     return {
         "training": {
-            "wall_seconds": time.perf_counter() - start_wall,
-            "cpu_seconds": time.process_time() - start_cpu,
+            # Every segment of a resumed run, so that its cost is the model's cost.
+            "wall_seconds": base_wall + segment_wall,
+            "cpu_seconds": base_cpu + segment_cpu,
             "steps": step,
+            "resumed_from_step": resumed_from,
+            "segment_wall_seconds": segment_wall,
+            "segment_cpu_seconds": segment_cpu,
             "best_score": state["best_score"],
             "stopped_by_budget": stopped_by_budget,
             # The process's peak: the teacher pass (local backend) and loading included.
