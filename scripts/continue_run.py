@@ -6,11 +6,30 @@ Usage: python scripts/continue_run.py SOURCE_DIR TARGET_DIR
 `spacy distill` resumes from OUTPUT/model-last, so rerunning it on a copy with a higher
 --distillation.max_steps trains only the added steps. The copy leaves out the source's
 train_cost.json: the cost file written around the resumed run then covers the added
-steps only (the study sums the phases). Does nothing if TARGET_DIR exists.
+steps only. The resumed run's distill_summary.json covers all of them: the state in
+model-last carries the training seconds so far; for a run finished before states did
+(2026-11-26), the copy's state takes them from the source's distill_summary.json.
+Does nothing if TARGET_DIR exists.
 """
+import json
 import shutil
 import sys
 from pathlib import Path
+
+
+def carry_cost(summary_path: Path, state_path: Path) -> None:
+    """Give a state without training seconds those of the finished run's summary."""
+    state = json.loads(state_path.read_text(encoding="utf8"))
+    if "wall_seconds" in state or not summary_path.exists():
+        return
+    training = json.loads(summary_path.read_text(encoding="utf8")).get("training") or {}
+    if training.get("steps") != state.get("step"):
+        return  # the summary is not of the step the state is at
+    for key in ("wall_seconds", "cpu_seconds"):
+        if training.get(key) is not None:
+            state[key] = training[key]
+    state_path.write_text(json.dumps(state), encoding="utf8")
+    print(f"{state_path}: training cost so far taken from {summary_path}")
 
 
 def main(source: Path, target: Path) -> int:
@@ -23,6 +42,7 @@ def main(source: Path, target: Path) -> int:
     tmp = target.with_name(target.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(source, tmp, ignore=shutil.ignore_patterns("train_cost.json"))
+    carry_cost(source / "distill_summary.json", tmp / "model-last" / "distill_state.json")
     tmp.rename(target)
     print(f"Copied {source} to {target}")
     return 0
