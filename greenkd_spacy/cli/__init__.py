@@ -7,6 +7,7 @@ The commands are typer commands on spaCy's own app, so they show up in `python -
 from typing import Any
 
 from .bench import bench_parser_cli  # noqa: F401  (registers the command)
+from .compact import compact_cli  # noqa: F401
 from .conllu import convert_conllu_cli  # noqa: F401
 from .distill import annotate_cli, distill_cli  # noqa: F401
 from .labeller import bench_labeller_cli, convert_conll_cli, prune_lm_cli, pretrain_lm_cli  # noqa: F401

@@ -13,6 +13,7 @@ from thinc.shims import PyTorchShim
 from thinc.types import Floats2d
 
 from . import torch_threads  # noqa: F401  (forked workers run torch on one thread)
+from .storage import serialize_weights
 
 
 def load_weights_only(module: torch.nn.Module, state_bytes: bytes, device: "torch.device") -> torch.nn.Module:
@@ -34,11 +35,13 @@ def torch_wrapper(
     convert_inputs: Optional[Callable] = None,
     convert_outputs: Optional[Callable] = None,
 ) -> Model:
-    """Wrap a torch module as a thinc model that loads its weights safely."""
+    """Wrap a torch module as a thinc model that loads its weights safely and can
+    store them compacted (models/storage.py)."""
     return PyTorchWrapper_v3(
         module,
         convert_inputs=convert_inputs,
         convert_outputs=convert_outputs,
+        serialize_model=serialize_weights,
         deserialize_model=load_weights_only,
     )
 

@@ -4,12 +4,17 @@ from typing import Dict, Iterable, Union
 
 import srsly
 
+from ..models.storage import upcast_params
+
 
 class ShapedFromCfgMixin:
     """thinc loads weights only into a model of the right shape, and our torch modules
     get their shape (label count, encoder width, n-gram rows) at initialize. A
     component that mixes this in implements `_build_from_cfg(cfg)`; loading then reads
-    the saved cfg first, builds the module, and hands over to spaCy's loader."""
+    the saved cfg first, builds the module, and hands over to spaCy's loader; weights
+    stored as float16 (`spacy greenkd-compact`) are then cast back to float32."""
+
+    upcasts_stored_weights = True  # read by models/storage.py
 
     def _build_from_cfg(self, cfg: Dict) -> None:
         raise NotImplementedError
@@ -18,10 +23,14 @@ class ShapedFromCfgMixin:
         msg = srsly.msgpack_loads(bytes_data)
         if "cfg" in msg:
             self._build_from_cfg(srsly.json_loads(msg["cfg"]))
-        return super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
+        loaded = super().from_bytes(bytes_data, exclude=exclude)  # type: ignore[misc]
+        upcast_params(self.model)  # type: ignore[attr-defined]
+        return loaded
 
     def from_disk(self, path: Union[str, Path], *, exclude: Iterable[str] = tuple()):
         cfg_path = Path(path) / "cfg"
         if cfg_path.exists():
             self._build_from_cfg(srsly.read_json(cfg_path))
-        return super().from_disk(path, exclude=exclude)  # type: ignore[misc]
+        loaded = super().from_disk(path, exclude=exclude)  # type: ignore[misc]
+        upcast_params(self.model)  # type: ignore[attr-defined]
+        return loaded

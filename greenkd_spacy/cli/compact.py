@@ -1,0 +1,62 @@
+"""`spacy greenkd-compact`: store a trained pipeline's greenkd weights as float16."""
+from pathlib import Path
+from typing import Dict, Optional
+
+import spacy
+import typer
+from spacy.training import Corpus
+from wasabi import msg
+
+from ..bench import disk_bytes, stamp, write_row
+from ..models.storage import STORAGE_DTYPES, save_compacted
+from .app import command
+
+
+def _scores(nlp, data: Path) -> Dict[str, float]:
+    """The pipeline's numeric scores on a .spacy file (tokenized from the text, as
+    `spacy evaluate` does), speed left out."""
+    scores = nlp.evaluate(list(Corpus(str(data))(nlp)))
+    return {
+        key: value for key, value in scores.items()
+        if isinstance(value, (int, float)) and not key.startswith("speed")
+    }
+
+
+@command("compact")
+def compact_cli(
+    input_path: Path = typer.Argument(..., help="Trained pipeline directory (e.g. training/ner/model-best)", exists=True, file_okay=False),
+    output_path: Path = typer.Argument(..., help="Directory to write the compacted pipeline to (not the input)"),
+    dtype: str = typer.Option("float16", "--dtype", help=f"Storage dtype of greenkd's weights: {', '.join(STORAGE_DTYPES)}"),
+    data: Optional[Path] = typer.Option(None, "--data", help="A .spacy file to score the pipeline on before and after (e.g. the dev set)", exists=True, dir_okay=False),
+    report: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write a JSON record (sizes, scores before and after) into this results file (a list; the record of the same input is replaced)"),
+) -> None:
+    """Write a trained pipeline with greenkd's weights stored as float16: about half
+    the size of our components on disk, cast back to float32 when loaded (same speed,
+    and it can be trained on). spaCy's own components, spacy-transformers' and a
+    `tok2vec` component's hashed tables are written as they are (its PyTorch BiLSTM is
+    compacted). With --data, the scores before and after are printed, so you see what
+    the rounding costs before you ship it (`spacy package OUTPUT ...` packages it).
+    """
+    if output_path.resolve() == input_path.resolve():
+        msg.fail("OUTPUT is the input directory: write the compacted pipeline elsewhere.", exits=1)
+    nlp = spacy.load(input_path)
+    counts = save_compacted(nlp, output_path, dtype)
+    if not counts:
+        msg.fail(
+            f"{input_path} has no greenkd weights to compact (its components: "
+            f"{', '.join(nlp.component_names) or 'none'}): nothing was written.", exits=1,
+        )
+    before, after = disk_bytes(input_path), disk_bytes(output_path)
+    compacted = ", ".join(counts)
+    msg.good(f"Wrote {output_path}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB; {dtype} weights in {compacted}.")
+    record = {
+        "system": str(input_path), "output": str(output_path), "dtype": dtype, "components": counts,
+        "disk_bytes_before": before, "disk_bytes_after": after,
+    }
+    if data is not None:
+        old, new = _scores(spacy.load(input_path), data), _scores(spacy.load(output_path), data)
+        rows = [(key, f"{old[key]:.4f}", f"{new.get(key, float('nan')):.4f}") for key in sorted(old)]
+        msg.table(rows, header=("score", "before", "after"), divider=True)
+        record.update(data=str(data), scores_before=old, scores_after=new)
+    if report is not None:
+        write_row(report, stamp(record, input_path, data))  # one record per input pipeline
