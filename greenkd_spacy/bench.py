@@ -313,13 +313,23 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
         passes.setdefault(tuple(info.get("components") or [name]), info)
     row["teacher_annotation_cpu_seconds"] = sum(info.get("cpu_seconds", 0.0) for info in passes.values())
     row["teacher_annotation_wall_seconds"] = sum(info.get("wall_seconds", 0.0) for info in passes.values())
-    # Since a resumed run's summary carries its earlier segments' cost, several phases
-    # are summed by their own segments (older summaries, without them, by their totals).
-    part = "segment_{}" if len(trainings) > 1 else "{}"
-    cpu = [training.get(part.format("cpu_seconds"), training.get("cpu_seconds")) for training in trainings]
+    # A resumed run's summary carries its earlier segments' cost: the first phase counts
+    # in full, each later one by its own segment (older summaries, without segments, by
+    # their totals), so no phase is counted twice.
+    def phase_cost(index: int, training: dict, key: str) -> Optional[float]:
+        if index == 0:
+            return training.get(key)
+        return training.get(f"segment_{key}", training.get(key))
+
+    cpu = [phase_cost(i, training, "cpu_seconds") for i, training in enumerate(trainings)]
     row["train_cpu_seconds"] = sum(cpu) if None not in cpu else None
-    wall = [training.get(part.format("wall_seconds"), training.get("wall_seconds")) for training in trainings]
+    wall = [phase_cost(i, training, "wall_seconds") for i, training in enumerate(trainings)]
     row["train_wall_seconds"] = round(sum(wall), 1) if None not in wall else None
+    if trainings[0].get("cost_carried") is False:
+        row["train_cost_note"] = (
+            "Resumed from a run that recorded no training cost in its state: the seconds "
+            "cover the segments after it only."
+        )
     steps = [training.get("steps") for training in trainings]
     if None not in steps:
         row["train_steps"] = max(steps)  # a resumed run counts its steps from the start

@@ -24,11 +24,18 @@ def carry_cost(summary_path: Path, state_path: Path) -> None:
         return
     training = json.loads(summary_path.read_text(encoding="utf8")).get("training") or {}
     if training.get("steps") != state.get("step"):
-        return  # the summary is not of the step the state is at
+        # e.g. a run ended by max_epochs after its last checkpoint
+        print(
+            f"{summary_path} is of step {training.get('steps')}, model-last of step "
+            f"{state.get('step')}: the resumed run's summary will count its own training time only."
+        )
+        return
     for key in ("wall_seconds", "cpu_seconds"):
         if training.get(key) is not None:
             state[key] = training[key]
     state_path.write_text(json.dumps(state), encoding="utf8")
+    # The copy beside model-last, for people and scripts, says the same.
+    state_path.parent.parent.joinpath(state_path.name).write_text(json.dumps(state), encoding="utf8")
     print(f"{state_path}: training cost so far taken from {summary_path}")
 
 

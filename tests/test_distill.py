@@ -216,6 +216,15 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     assert training["resumed_from_step"] == 50 and training["steps"] == 150
     assert training["wall_seconds"] == pytest.approx(first_cost[0] + training["segment_wall_seconds"])
     assert training["cpu_seconds"] == pytest.approx(first_cost[1] + training["segment_cpu_seconds"])
+    assert training["cost_carried"] is True
+    # A state saved before runs kept their cost: the resumed summary says it is partial.
+    last_state = tmp_path / "out" / "model-last" / "distill_state.json"
+    old_state = srsly.read_json(last_state)
+    del old_state["wall_seconds"], old_state["cpu_seconds"]
+    srsly.write_json(last_state, old_state)
+    _, summary = distill(teacher, student_config(teacher_dir, tmp_path, max_steps=200), tmp_path / "out")
+    assert summary["training"]["cost_carried"] is False
+    assert summary["training"]["wall_seconds"] == summary["training"]["segment_wall_seconds"]
 
 
 def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):

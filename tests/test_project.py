@@ -44,10 +44,12 @@ def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
     state = json.loads((tmp_path / "long" / "model-last" / "distill_state.json").read_text())
     assert (state["step"], state["wall_seconds"], state["cpu_seconds"]) == (6000, 953.2, 1650.8)
     assert "wall_seconds" not in json.loads((source / "model-last" / "distill_state.json").read_text())
+    assert json.loads((tmp_path / "long" / "distill_state.json").read_text())["wall_seconds"] == 953.2
     assert not (tmp_path / "long" / "train_cost.json").exists()
     # A summary of another step is not this state's cost.
     (source / "distill_summary.json").write_text(json.dumps({"training": {"steps": 5000, "wall_seconds": 1.0}}))
-    subprocess.run([sys.executable, script, str(source), str(tmp_path / "other")], check=True, capture_output=True)
+    other = subprocess.run([sys.executable, script, str(source), str(tmp_path / "other")], check=True, capture_output=True, text=True)
+    assert "its own training time only" in other.stdout
     assert "wall_seconds" not in json.loads((tmp_path / "other" / "model-last" / "distill_state.json").read_text())
     missing = subprocess.run([sys.executable, script, str(tmp_path / "nothing"), str(tmp_path / "x")], capture_output=True, text=True)
     assert missing.returncode == 2 and "not a finished" in missing.stderr

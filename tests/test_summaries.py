@@ -91,6 +91,14 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     first = {"cpu_seconds": 3000.0, "segment_cpu_seconds": 3000.0, "resumed_from_step": 0, "steps": 3000}
     srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": first})
     assert add_distill_cost({}, [tmp_path / "a.json", tmp_path / "c.json"])["train_cpu_seconds"] == 7000.0
+    # A first phase that was itself resumed after a kill counts in full.
+    killed = {"cpu_seconds": 3000.0, "segment_cpu_seconds": 1000.0, "resumed_from_step": 1000, "steps": 3000}
+    srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": killed})
+    assert add_distill_cost({}, [tmp_path / "a.json", tmp_path / "c.json"])["train_cpu_seconds"] == 7000.0
+    # A resumed run whose earlier cost was never recorded says so.
+    lost = {"cpu_seconds": 4000.0, "segment_cpu_seconds": 4000.0, "resumed_from_step": 3000, "cost_carried": False}
+    srsly.write_json(tmp_path / "d.json", {"annotation": annotation, "training": lost})
+    assert "segments after it only" in add_distill_cost({}, [tmp_path / "d.json"])["train_cost_note"]
 
 
 def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):

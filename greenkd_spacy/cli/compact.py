@@ -1,4 +1,5 @@
 """`spacy greenkd-compact`: store a trained pipeline's greenkd weights as float16."""
+import shutil
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -28,6 +29,7 @@ def compact_cli(
     output_path: Path = typer.Argument(..., help="Directory to write the compacted pipeline to (not the input)"),
     dtype: str = typer.Option("float16", "--dtype", help=f"Storage dtype of greenkd's weights: {', '.join(STORAGE_DTYPES)}"),
     data: Optional[Path] = typer.Option(None, "--data", help="A .spacy file to score the pipeline on before and after (e.g. the dev set)", exists=True, dir_okay=False),
+    overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it is a pipeline directory written before (has a config.cfg)"),
     report: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write a JSON record (sizes, scores before and after) into this results file (a list; the record of the same input is replaced)"),
 ) -> None:
     """Write a trained pipeline with greenkd's weights stored as float16: about half
@@ -37,8 +39,19 @@ def compact_cli(
     compacted). With --data, the scores before and after are printed, so you see what
     the rounding costs before you ship it (`spacy package OUTPUT ...` packages it).
     """
-    if output_path.resolve() == input_path.resolve():
-        msg.fail("OUTPUT is the input directory: write the compacted pipeline elsewhere.", exits=1)
+    source, target = input_path.resolve(), output_path.resolve()
+    if target == source or source in target.parents:
+        msg.fail("OUTPUT is the input directory or inside it: write the compacted pipeline elsewhere.", exits=1)
+    if output_path.exists() and (not output_path.is_dir() or any(output_path.iterdir())):
+        if overwrite and (output_path / "config.cfg").is_file():
+            shutil.rmtree(output_path)
+        else:
+            msg.fail(f"{output_path} exists and is not an empty directory: remove it, choose another OUTPUT "
+                     "or pass --overwrite (for a pipeline directory), so that no stale file ships with "
+                     "the pipeline.", exits=1)
+    if dtype not in STORAGE_DTYPES:
+        msg.fail(f"--dtype {dtype} is not supported: use one of {', '.join(STORAGE_DTYPES)}.", exits=1)
+    before = disk_bytes(input_path)
     nlp = spacy.load(input_path)
     counts = save_compacted(nlp, output_path, dtype)
     if not counts:
@@ -46,7 +59,7 @@ def compact_cli(
             f"{input_path} has no greenkd weights to compact (its components: "
             f"{', '.join(nlp.component_names) or 'none'}): nothing was written.", exits=1,
         )
-    before, after = disk_bytes(input_path), disk_bytes(output_path)
+    after = disk_bytes(output_path)
     compacted = ", ".join(counts)
     msg.good(f"Wrote {output_path}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB; {dtype} weights in {compacted}.")
     record = {
@@ -59,4 +72,6 @@ def compact_cli(
         msg.table(rows, header=("score", "before", "after"), divider=True)
         record.update(data=str(data), scores_before=old, scores_after=new)
     if report is not None:
-        write_row(report, stamp(record, input_path, data))  # one record per input pipeline
+        stamp(record, input_path, data)
+        record["data"] = str(data) if data is not None else None
+        write_row(report, record)  # one record per input pipeline

@@ -400,9 +400,15 @@ def train(
     logged = [name for name, proc in student.pipeline if getattr(proc, "is_trainable", False)]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     # A resumed run goes on from the cost its earlier segments had reached at their last
-    # checkpoint (work after it is done again, and counted again, here).
+    # checkpoint; work a kill lost after it is not counted (the redone steps are).
     base_wall, base_cpu = float(state.get("wall_seconds", 0.0)), float(state.get("cpu_seconds", 0.0))
     resumed_from = state["step"]
+    cost_carried = not resumed_from or "wall_seconds" in state
+    if not cost_carried:
+        stderr.write(
+            "The run resumed from was saved before runs kept their training time: this "
+            "run's summary counts its own training time only (cost_carried: false).\n"
+        )
     step = 0
     words = 0
     losses: Dict[str, float] = {}
@@ -485,11 +491,12 @@ def train(
     segment_wall, segment_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
     return {
         "training": {
-            # Every segment of a resumed run, so that its cost is the model's cost.
+            # A resumed run's earlier segments up to their last checkpoint included.
             "wall_seconds": base_wall + segment_wall,
             "cpu_seconds": base_cpu + segment_cpu,
             "steps": step,
             "resumed_from_step": resumed_from,
+            "cost_carried": cost_carried,
             "segment_wall_seconds": segment_wall,
             "segment_cpu_seconds": segment_cpu,
             "best_score": state["best_score"],

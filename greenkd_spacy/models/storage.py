@@ -61,38 +61,40 @@ def upcast_params(model: Model) -> None:
 
 @contextmanager
 def _compacted(nlp: Language, dtype: str) -> Iterator[Dict[str, int]]:
+    """Within the block, greenkd's weights are set to be written as `dtype`; on leaving
+    it (also by an exception), everything is as before."""
     torch_dtype, numpy_dtype = STORAGE_DTYPES[dtype]
     counts: Dict[str, int] = {}
-    modules: List[torch.nn.Module] = []
+    modules: Dict[int, torch.nn.Module] = {}  # by id: a module reached twice is marked once
     params: List[Tuple[Model, str, object]] = []
-    for name, proc in nlp.components:
-        model = getattr(proc, "model", None)
-        if not isinstance(model, Model):
-            continue
-        ours = bool(getattr(proc, UPCASTS_ATTR, False))
-        n_parts = 0
-        for node in model.walk():
-            for shim in node.shims:
-                if isinstance(shim, PyTorchShim) and getattr(shim, "_serialize_model", None) is serialize_weights:
-                    setattr(shim._model, STORAGE_ATTR, torch_dtype)
-                    modules.append(shim._model)
-                    n_parts += 1
-            if ours:
-                for param in node.param_names:
-                    if node.has_param(param) and node.get_param(param).dtype == numpy.float32:
-                        value = node.get_param(param)
-                        params.append((node, param, value))
-                        node.set_param(param, value.astype(numpy_dtype))
-                        n_parts += 1
-        if n_parts:
-            counts[name] = n_parts
     try:
+        for name, proc in nlp.components:
+            model = getattr(proc, "model", None)
+            if not isinstance(model, Model):
+                continue
+            ours = bool(getattr(proc, UPCASTS_ATTR, False))
+            n_parts = 0
+            for node in model.walk():
+                for shim in node.shims:
+                    if isinstance(shim, PyTorchShim) and getattr(shim, "_serialize_model", None) is serialize_weights:
+                        setattr(shim._model, STORAGE_ATTR, torch_dtype)
+                        modules[id(shim._model)] = shim._model
+                        n_parts += 1
+                if ours:
+                    for param in node.param_names:
+                        if node.has_param(param) and node.get_param(param).dtype == numpy.float32:
+                            value = node.get_param(param)
+                            params.append((node, param, value))
+                            node.set_param(param, value.astype(numpy_dtype))
+                            n_parts += 1
+            if n_parts:
+                counts[name] = n_parts
         yield counts
     finally:
-        for module in modules:
-            delattr(module, STORAGE_ATTR)
-        for node, param, value in params:
+        for node, param, value in reversed(params):
             node.set_param(param, value)
+        for module in modules.values():
+            module.__dict__.pop(STORAGE_ATTR, None)
 
 
 def save_compacted(nlp: Language, path: Union[str, Path], dtype: str = "float16") -> Dict[str, int]:
