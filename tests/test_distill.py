@@ -227,6 +227,18 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     assert summary["training"]["wall_seconds"] == summary["training"]["segment_wall_seconds"]
 
 
+def test_the_last_epoch_ending_between_evaluations_is_saved(teacher_dir, tmp_path):
+    """max_epochs ends the run after a step that is not an evaluation step: that step
+    is scored and saved (as spaCy saves model-last at any end), not lost."""
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_epochs=7, max_steps=0, eval_frequency=5, patience=0)
+    _, summary = distill(teacher, config, tmp_path / "out")
+    state = srsly.read_json(tmp_path / "out" / "model-last" / "distill_state.json")
+    steps = summary["training"]["steps"]
+    assert steps % 5 != 0, "the corpus should end between two evaluations"
+    assert state["step"] == steps and state["history"][-1]["step"] == steps
+
+
 def test_label_mismatch_is_an_error_before_training(teacher_dir, tmp_path):
     teacher = spacy.load(teacher_dir / "model")
     student_labels = ["nsubj", "ROOT", "odd"]

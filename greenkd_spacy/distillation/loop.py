@@ -484,8 +484,9 @@ def train(
         checkpoint(epoch, step)
         if D["patience"] and step - state.get("best_step", 0) >= D["patience"]:
             break  # spaCy's early stopping: no better dev score for `patience` steps
-    if stopped_by_budget and step > state["step"]:
-        # The budget ended the run between two evaluations: score and save its last step.
+    if step > state["step"]:
+        # The budget or the last epoch ended the run between two evaluations: score and
+        # save its last step, as spaCy's loop saves model-last at any end.
         checkpoint(epoch, step)
     finalize_log()
     segment_wall, segment_cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
