@@ -81,3 +81,22 @@ def test_marginals_are_differentiable_for_distillation():
     marginals = crf.marginals(emissions, torch.tensor([5, 3]), create_graph=True)
     marginals[:, :, 1].sum().backward()
     assert emissions.grad is not None and float(emissions.grad.abs().sum()) > 0
+
+
+def test_gold_docs_can_weigh_more_than_silver_ones():
+    """CRFHead's gold term with per-sequence weights: the mean of weight x NLL, so a
+    gold doc weighted 3 counts three times a teacher-annotated one (the silver path of
+    greenkd_ner's distillation); weights of 1 are the unweighted loss."""
+    from greenkd_spacy.models.pytorch.ldnet import CRFHead
+
+    torch.manual_seed(0)
+    head = CRFHead(4, 3, None)
+    flat, lengths = torch.randn(5, 4), torch.tensor([3, 2])
+    gold, rows = torch.tensor([[0, 1, 2], [2, 1, 0]]), torch.tensor([True, True])
+    nll = head.crf.nll(head.emissions(flat, lengths), gold, lengths)
+    plain = head(flat, lengths, gold=gold, gold_rows=rows)
+    assert torch.allclose(plain, nll.mean())
+    ones = head(flat, lengths, gold=gold, gold_rows=rows, gold_row_weights=torch.tensor([1.0, 1.0]))
+    assert torch.allclose(ones, plain)
+    weighted = head(flat, lengths, gold=gold, gold_rows=rows, gold_row_weights=torch.tensor([3.0, 1.0]))
+    assert torch.allclose(weighted, (3 * nll[0] + nll[1]) / 2)

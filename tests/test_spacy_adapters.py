@@ -518,6 +518,27 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
+def test_greenkd_ner_weighs_gold_docs_by_gold_weight_against_silver(tmp_path, monkeypatch):
+    """In the silver path a doc with gold entities learns them with weight gold_weight,
+    a doc the teacher annotated with weight 1; at gold_weight 1 no weights are passed."""
+    teacher = _ner_teacher(tmp_path)
+    nlp = spacy.blank("en")
+    tiny = {"word_width": 8, "word_rows": 100, "affix_width": 4, "affix_rows": 100, "shape_width": 4, "hidden_width": 4}
+    ner = nlp.add_pipe("greenkd_ner", config={"model": {"tok2vec": tiny}})
+    gold = Example.from_dict(nlp.make_doc(NER_TEXTS[0]), {"entities": NER_ENTS[0]})
+    raw_doc = nlp.make_doc(NER_TEXTS[1])
+    raw = Example(raw_doc, raw_doc.copy())
+    nlp.initialize(lambda: [gold])
+    ner.check_teacher_kind(teacher.get_pipe("ner"))
+    seen = []
+    monkeypatch.setattr(ner, "_step", lambda docs, targets, drop, sgd: seen.append(targets) or 0.0)
+    for weight, expected in ((3.0, [3.0, 1.0]), (1.0, None)):
+        ner.cfg["distill_gold_weight"] = weight
+        ner.distill(teacher.get_pipe("ner"), [gold, raw])
+        assert seen[-1]["doc_weights"] == expected
+        assert all(seen[-1]["has_gold"])  # the raw doc learns the teacher's entities
+
+
 def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path):
     """The NER benchmark's student as shipped (configs/ner_spacy_cnn.cfg): its
     corpora.distill reads the training set, then the unlabeled text, and its ner learns

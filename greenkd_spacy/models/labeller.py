@@ -286,6 +286,10 @@ def _head_inputs(model: Model, X: Tuple, is_train: bool):
         if targets.get("gold") is not None:
             gold, rows = pad_chunk_targets(docs, chunks, targets["gold"], targets["has_gold"])
             kwargs["gold"], kwargs["gold_rows"] = gold, rows
+            if targets.get("doc_weights") is not None:
+                # A doc's weight for each of its chunks.
+                weights = targets["doc_weights"]
+                kwargs["gold_row_weights"] = torch.tensor([float(weights[d]) for d, _, _ in chunks])
         if targets.get("teacher") is not None:
             kwargs["teacher"] = pad_chunk_marginals(chunks, targets["teacher"], int(lengths.max()) if len(chunks) else 0)
     elif targets:

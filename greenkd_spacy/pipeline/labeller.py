@@ -359,19 +359,24 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             return losses
         if self._silver_teacher:
             # The teacher's entities as the gold of the CRF; where the corpus has gold
-            # entities (and gold_weight > 0), those instead.
+            # entities (and gold_weight > 0), those instead, weighted by gold_weight.
             docs = [eg.predicted for eg in examples]
             if isinstance(teacher_pipe, CachedTeacher):
                 silver_docs = decode_silver(teacher_pipe, docs, "ents")
             else:
                 silver_docs = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
             silver, has_silver = self._gold_tags([Example(doc, ref) for doc, ref in zip(docs, silver_docs)])
+            weights = None
             if self.gold_weight > 0:
                 gold, has_gold = self._gold_tags(examples)
                 silver = [g if ok else t for g, t, ok in zip(gold, silver, has_gold)]
                 has_silver = [ok or ok_s for ok, ok_s in zip(has_gold, has_silver)]
+                # A gold doc weighs gold_weight against a teacher-annotated one's 1: with
+                # much more silver than gold text, its errors can outweigh the gold.
+                if self.gold_weight != 1.0:
+                    weights = [self.gold_weight if ok else 1.0 for ok in has_gold]
             if any(has_silver):
-                targets = {"gold": silver, "has_gold": has_silver, "gold_weight": 1.0}
+                targets = {"gold": silver, "has_gold": has_silver, "gold_weight": 1.0, "doc_weights": weights}
                 losses[self.name] += self._step(docs, targets, drop, sgd)
             return losses
         if isinstance(teacher_pipe, CachedTeacher):

@@ -209,12 +209,15 @@ class CRFHead(nn.Module):
         temperature: float = 1.0,
         gold_weight: float = 1.0,
         marginals: bool = False,
+        gold_row_weights: Optional[torch.Tensor] = None,
     ):
         """Without targets: (best paths (B, T), marginals (B, T, C) if asked for, else
         None). With gold tags
         and/or teacher marginals: the training loss (mean over sequences), as a scalar.
 
-        gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold.
+        gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold;
+            gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
+            (None: 1 each).
         teacher: (B, T, C) teacher marginals; the loss adds T^2 KL(teacher_T || student_T)
             per token (marginals tempered as p^(1/T), renormalised), mean over tokens.
         """
@@ -236,6 +239,8 @@ class CRFHead(nn.Module):
         if gold is not None and gold_rows is not None and bool((gold_rows & nonempty).any()):
             rows = gold_rows & nonempty
             nll = self.crf.nll(emissions[rows], gold[rows], lengths[rows])
+            if gold_row_weights is not None:
+                nll = nll * gold_row_weights[rows]
             loss = loss + gold_weight * nll.mean()
         if teacher is not None and bool(nonempty.any()):
             rows = nonempty
