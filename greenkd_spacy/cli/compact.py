@@ -39,6 +39,8 @@ def compact_cli(
     compacted). With --data, the scores before and after are printed, so you see what
     the rounding costs before you ship it (`spacy package OUTPUT ...` packages it).
     """
+    if dtype not in STORAGE_DTYPES:
+        msg.fail(f"--dtype {dtype} is not supported: use one of {', '.join(STORAGE_DTYPES)}.", exits=1)
     source, target = input_path.resolve(), output_path.resolve()
     if target == source or source in target.parents:
         msg.fail("OUTPUT is the input directory or inside it: write the compacted pipeline elsewhere.", exits=1)
@@ -49,8 +51,6 @@ def compact_cli(
             msg.fail(f"{output_path} exists and is not an empty directory: remove it, choose another OUTPUT "
                      "or pass --overwrite (for a pipeline directory), so that no stale file ships with "
                      "the pipeline.", exits=1)
-    if dtype not in STORAGE_DTYPES:
-        msg.fail(f"--dtype {dtype} is not supported: use one of {', '.join(STORAGE_DTYPES)}.", exits=1)
     before = disk_bytes(input_path)
     nlp = spacy.load(input_path)
     counts = save_compacted(nlp, output_path, dtype)
@@ -67,7 +67,8 @@ def compact_cli(
         "disk_bytes_before": before, "disk_bytes_after": after,
     }
     if data is not None:
-        old, new = _scores(spacy.load(input_path), data), _scores(spacy.load(output_path), data)
+        # save_compacted left the loaded pipeline at full precision: it is the "before".
+        old, new = _scores(nlp, data), _scores(spacy.load(output_path), data)
         rows = [(key, f"{old[key]:.4f}", f"{new.get(key, float('nan')):.4f}") for key in sorted(old)]
         msg.table(rows, header=("score", "before", "after"), divider=True)
         record.update(data=str(data), scores_before=old, scores_after=new)
