@@ -313,6 +313,19 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
         passes.setdefault(tuple(info.get("components") or [name]), info)
     row["teacher_annotation_cpu_seconds"] = sum(info.get("cpu_seconds", 0.0) for info in passes.values())
     row["teacher_annotation_wall_seconds"] = sum(info.get("wall_seconds", 0.0) for info in passes.values())
+    # A pass resumed over several runs adds the earlier runs' shards (annotate.pass_cost);
+    # say where its CPU seconds are partly estimated or incomplete.
+    estimated = sum((info.get("earlier_runs") or {}).get("cpu_estimated_shards", 0) for info in passes.values())
+    if any(info.get("cpu_seconds_complete") is False for info in passes.values()):
+        row["teacher_annotation_note"] = (
+            "The teacher pass was resumed and its earlier runs recorded no CPU seconds: "
+            "the CPU seconds cover the last run only (the wall seconds cover every run)."
+        )
+    elif estimated:
+        row["teacher_annotation_note"] = (
+            f"The teacher pass was resumed; {estimated} shard(s) of its earlier runs recorded "
+            "wall seconds only, so their CPU seconds are estimated from the last run's CPU/wall ratio."
+        )
     # A resumed run's summary carries its earlier segments' cost: the first phase counts
     # in full, each later one by its own segment (older summaries, without segments, by
     # their totals), so no phase is counted twice.

@@ -101,6 +101,24 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     assert "segments after it only" in add_distill_cost({}, [tmp_path / "d.json"])["train_cost_note"]
 
 
+def test_resumed_teacher_pass_with_estimated_cpu_is_flagged(tmp_path):
+    import srsly
+
+    from greenkd_spacy.bench import add_distill_cost
+
+    info = {"cpu_seconds": 900.0, "wall_seconds": 500.0, "cpu_seconds_complete": True,
+            "earlier_runs": {"shards": 3, "cpu_estimated_shards": 3}}
+    srsly.write_json(tmp_path / "a.json", {"annotation": {"textcat": info}, "training": {"cpu_seconds": 1.0}})
+    row = add_distill_cost({}, [tmp_path / "a.json"])
+    assert row["teacher_annotation_cpu_seconds"] == 900.0
+    assert "3 shard(s)" in row["teacher_annotation_note"]
+    info.update(cpu_seconds_complete=False)
+    srsly.write_json(tmp_path / "a.json", {"annotation": {"textcat": info}, "training": {"cpu_seconds": 1.0}})
+    assert "last run only" in add_distill_cost({}, [tmp_path / "a.json"])["teacher_annotation_note"]
+    srsly.write_json(tmp_path / "a.json", {"annotation": {"textcat": {"cpu_seconds": 5.0}}, "training": {}})
+    assert "teacher_annotation_note" not in add_distill_cost({}, [tmp_path / "a.json"])
+
+
 def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
     """A pipeline student's components share one teacher pass: the summary has an entry
     per component naming the same pass, which costs once, not three times."""

@@ -98,5 +98,6 @@ def _report_annotation(summary: Dict[str, Any]) -> None:
             msg.good(
                 f"{name}: {info['docs']:,} docs in the cache ({info['docs_already_cached']:,} from "
                 f"earlier runs), {info['words_per_second']:,.0f} words/s with {info['workers']} "
-                f"{info['backend']} worker(s)"
+                f"{info['backend']} worker(s); the pass took {info['wall_seconds']:,.0f} s, "
+                f"{info['cpu_seconds']:,.0f} CPU-s over all its runs"
             )

@@ -44,6 +44,47 @@ def run_local(maker: RecordMaker, job: AnnotationJob, tasks: Iterator[Task], on_
         on_done(annotate_shard(maker, job.pair_jobs(), index, first, examples))
 
 
+def pass_cost(
+    wall: float, cpu: float, labelled: List[Dict[str, Any]], earlier: List[Dict[str, Any]]
+) -> Dict[str, Any]:
+    """The cost of a whole teacher pass, however many runs it took.
+
+    A pass that was interrupted and resumed is paid for by every run, but only the last
+    one reaches `mark_complete`; the earlier runs are known only by the manifest entries
+    of the shards they labelled (wall and CPU seconds each). So the pass costs this
+    run's wall/CPU plus those shards' seconds: the earlier runs' start-up (loading the
+    teacher, reading the corpus up to their first shard) is not in the manifest and not
+    counted. Shards written before CPU seconds were recorded per shard get an estimate,
+    their wall seconds times this run's CPU/wall ratio over its own shards, and the
+    result says how many shards were estimated so a report can say so.
+    """
+    cost: Dict[str, Any] = {"wall_seconds": wall, "cpu_seconds": cpu}
+    if not earlier:
+        return cost
+    earlier_wall = sum(entry.get("seconds", 0.0) for entry in earlier)
+    measured = [entry["cpu_seconds"] for entry in earlier if "cpu_seconds" in entry]
+    missing = [entry.get("seconds", 0.0) for entry in earlier if "cpu_seconds" not in entry]
+    own_wall = sum(entry.get("seconds", 0.0) for entry in labelled)
+    own_cpu = sum(entry.get("cpu_seconds", 0.0) for entry in labelled)
+    ratio = own_cpu / own_wall if own_wall > 0 and own_cpu > 0 else None
+    earlier_cpu: Optional[float] = sum(measured)
+    if missing:
+        earlier_cpu = earlier_cpu + sum(missing) * ratio if ratio is not None else None
+    cost["this_run"] = {"wall_seconds": wall, "cpu_seconds": cpu}
+    cost["earlier_runs"] = {
+        "shards": len(earlier),
+        "wall_seconds": earlier_wall,
+        "cpu_seconds": earlier_cpu,
+        "cpu_estimated_shards": len(missing),
+        "cpu_per_wall_used": ratio if missing else None,
+    }
+    cost["wall_seconds"] = wall + earlier_wall
+    # Unknown earlier CPU leaves this run's alone, flagged rather than silently low.
+    cost["cpu_seconds"] = cpu + earlier_cpu if earlier_cpu is not None else cpu
+    cost["cpu_seconds_complete"] = earlier_cpu is not None
+    return cost
+
+
 def annotate(
     teacher: Language,
     pairs: List[Pair],
@@ -70,8 +111,9 @@ def annotate(
     workers (int): Ray actors to start (one CPU and `threads` torch threads each).
     address (Optional[str]): A running Ray cluster ("auto", "ray://head:10001"); None
         starts a local one with `workers` CPUs.
-    RETURNS (Dict[str, Any]): Wall and CPU seconds of the driver, docs, words labelled
-        in this run, words/s, and how many docs earlier runs had already labelled.
+    RETURNS (Dict[str, Any]): Wall and CPU seconds of the whole pass (see
+        `pass_cost`), docs, words labelled in this run, words/s, and how many docs
+        earlier runs had already labelled.
     """
     if backend not in BACKENDS:
         raise ValueError(Errors.E036.format(backend=backend, backends=BACKENDS))
@@ -103,6 +145,8 @@ def annotate(
     )
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     counts = {"shards": 0, "docs": 0, "done_before": 0, "words": 0, "examples": 0}
+    earlier: List[Dict[str, Any]] = []  # manifest entries of shards earlier runs labelled
+    labelled: List[Dict[str, Any]] = []  # entries of the shards this run labels
     bar = tqdm(desc=f"teacher annotation ({backend})", unit="doc", total=total, file=stderr)
 
     def pending() -> Iterator[Task]:
@@ -111,12 +155,14 @@ def annotate(
             counts["docs"] += len(shard)
             if all(cache.has_shard(index) for cache in caches):
                 counts["done_before"] += len(shard)
+                earlier.append(caches[0].manifest["shards"][str(index)])
                 bar.update(len(shard))
                 continue
             yield index, index * shard_size, shard
 
     def on_done(entry: Dict[str, Any]) -> None:
         index = entry.pop("index")
+        labelled.append(entry)
         for cache, written in zip(caches, entry.pop("shards")):
             cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
@@ -138,11 +184,13 @@ def annotate(
     finally:
         bar.close()
     wall = time.perf_counter() - start_wall
+    cpu = time.process_time() - start_cpu
+    if backend == "ray":  # the workers' CPU is in their own processes
+        cpu += sum(entry.get("cpu_seconds", 0.0) for entry in labelled)
     info = {
         "backend": backend,
         "workers": workers if backend == "ray" else 1,
-        "wall_seconds": wall,
-        "cpu_seconds": time.process_time() - start_cpu,
+        **pass_cost(wall, cpu, labelled, earlier),
         "docs": counts["docs"],
         "docs_already_cached": counts["done_before"],
         "words_labelled": counts["words"],

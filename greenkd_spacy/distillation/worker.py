@@ -172,7 +172,7 @@ def annotate_shard(
 ) -> Dict[str, Any]:
     """Label one shard for every pair, write each pair's shard file atomically into its
     cache, and return the manifest entries (one per pair, in "shards")."""
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), time.process_time()
     _maybe_fail(index)
     written = []
     for pair, records in zip(pairs, maker.records(examples)):
@@ -185,6 +185,9 @@ def annotate_shard(
         "examples": len(examples),
         "words": sum(len(eg.predicted) for eg in examples),
         "seconds": time.perf_counter() - start,
+        # This process's CPU over the shard (every torch thread): with the manifest's
+        # wall seconds, what a resumed pass adds up for the shards earlier runs labelled.
+        "cpu_seconds": time.process_time() - start_cpu,
         "worker": f"{os.uname().nodename}:{os.getpid()}",
         "shards": written,
     }
