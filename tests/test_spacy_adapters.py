@@ -539,6 +539,43 @@ def test_greenkd_ner_weighs_gold_docs_by_gold_weight_against_silver(tmp_path, mo
         assert all(seen[-1]["has_gold"])  # the raw doc learns the teacher's entities
 
 
+def test_spacy_ner_student_learns_gold_where_the_corpus_has_it(tmp_path):
+    """spaCy's ner as a silver student: a gold doc is learned from its gold (not the
+    teacher's entities), gold_weight times as often as a teacher-annotated doc, the
+    fraction carried from doc to doc; gold_weight 0 learns the teacher's entities only."""
+    from greenkd_spacy.distillation.adapters import distillable
+
+    teacher = _ner_teacher(tmp_path)
+    nlp = spacy.blank("en")
+    ner = nlp.add_pipe("ner")
+    # Gold that the teacher does not predict, so gold and silver can be told apart.
+    gold = Example.from_dict(nlp.make_doc(NER_TEXTS[0]), {"entities": [(0, 4, "LOC")]})
+    raw_doc = nlp.make_doc(NER_TEXTS[1])
+    raw = Example(raw_doc, raw_doc.copy())
+    nlp.initialize(lambda: [gold, Example.from_dict(nlp.make_doc(NER_TEXTS[1]), {"entities": NER_ENTS[1]})])
+    adapter = distillable(ner)
+    adapter.check_teacher_kind(teacher.get_pipe("ner"))
+    seen = []
+
+    class Recorder:  # spaCy's Cython pipe's update cannot be patched: wrap it
+        def update(self, batch, **kwargs):
+            seen.append([[(e.text, e.label_) for e in eg.reference.ents] for eg in batch])
+
+    adapter.pipe = Recorder()
+    ner.cfg["distill_gold_weight"] = 2.0
+    adapter.distill(teacher.get_pipe("ner"), [gold, raw])
+    assert seen[-1] == [[("John", "LOC")], [("John", "LOC")], [("Mary", "PER"), ("Berlin", "LOC")]]
+    ner.cfg["distill_gold_weight"] = 0.5
+    counts = []
+    for _ in range(4):
+        adapter.distill(teacher.get_pipe("ner"), [gold, raw])
+        counts.append(sum(ents == [("John", "LOC")] for ents in seen[-1]))
+    assert counts == [0, 1, 0, 1]
+    ner.cfg["distill_gold_weight"] = 0.0
+    adapter.distill(teacher.get_pipe("ner"), [gold, raw])
+    assert seen[-1][0] == [("John", "PER"), ("Paris", "LOC")]
+
+
 def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path):
     """The NER benchmark's student as shipped (configs/ner_spacy_cnn.cfg): its
     corpora.distill reads the training set, then the unlabeled text, and its ner learns

@@ -256,9 +256,38 @@ class SilverAdapter(SpacyPipeAdapter):
         if isinstance(teacher_pipe, CachedTeacher):
             silver = decode_silver(teacher_pipe, docs, self.kind)
         else:
-            silver = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
-        self.pipe.update([Example(doc, ref) for doc, ref in zip(docs, silver)], drop=drop, sgd=sgd, losses=losses)
+            # On the bare tokens, as the teacher pass does: spaCy's ner keeps entities a
+            # doc already has, so on the gold reference it would return the gold.
+            silver = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
+        batch = []
+        for eg, doc, ref in zip(examples, docs, silver):
+            if self.gold_weight > 0 and self.has_gold(eg.reference):
+                # The corpus's own annotation instead of the teacher's, as a greenkd
+                # student takes it, `gold_weight` times as often as a silver doc.
+                batch.extend(Example(doc, eg.reference) for _ in range(self._repeats(self.gold_weight)))
+            else:
+                batch.append(Example(doc, ref))
+        if batch:
+            self.pipe.update(batch, drop=drop, sgd=sgd, losses=losses)
         return losses
+
+    def has_gold(self, reference: Doc) -> bool:
+        """Whether a corpus doc carries this kind's annotation (a raw-text doc does not)."""
+        if self.task == "spans":
+            return self.pipe.key in reference.spans
+        attr = {"ents": "ENT_IOB", "deps": "DEP", "lemmas": "LEMMA"}[self.task]
+        return reference.has_annotation(attr)
+
+    def _repeats(self, weight: float) -> int:
+        """How many copies of a gold example go into this update. spaCy's `update` takes
+        no per-example weight, so a weight is a number of copies in the batch: its
+        whole part every time, its fraction carried over from doc to doc (0.5: every
+        other gold doc once), so over a run each gold doc counts `weight` times a
+        silver one without any randomness."""
+        self._carry = getattr(self, "_carry", 0.0) + weight
+        copies = int(self._carry + 1e-9)
+        self._carry -= copies
+        return copies
 
 
 class TextcatAdapter(SpacyPipeAdapter):

@@ -364,7 +364,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             if isinstance(teacher_pipe, CachedTeacher):
                 silver_docs = decode_silver(teacher_pipe, docs, "ents")
             else:
-                silver_docs = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
+                silver_docs = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
             silver, has_silver = self._gold_tags([Example(doc, ref) for doc, ref in zip(docs, silver_docs)])
             weights = None
             if self.gold_weight > 0:

@@ -429,7 +429,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         if isinstance(teacher_pipe, CachedTeacher):
             silver_docs = decode_silver(teacher_pipe, docs, "deps")
         else:
-            silver_docs = list(teacher_pipe.pipe([eg.reference.copy() for eg in examples]))
+            silver_docs = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
         silver_examples = [Example(doc, silver) for doc, silver in zip(docs, silver_docs)]
         _, (heads, labels) = self._gold(silver_examples, segments=segments)
         if self.gold_weight:
