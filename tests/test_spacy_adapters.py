@@ -1,5 +1,7 @@
 """spaCy's own `tagger` teaches and learns through the distillation loop, as it is:
 no new factory, the student a plain spaCy pipeline (issue 21, first kind)."""
+import copy
+
 import numpy
 import pytest
 import spacy
@@ -574,6 +576,25 @@ def test_spacy_ner_student_learns_gold_where_the_corpus_has_it(tmp_path):
     ner.cfg["distill_gold_weight"] = 0.0
     adapter.distill(teacher.get_pipe("ner"), [gold, raw])
     assert seen[-1][0] == [("John", "PER"), ("Paris", "LOC")]
+
+
+def test_spacy_ner_gold_weight_needs_its_own_encoder(tmp_path):
+    """Copies of gold docs cannot pass a tok2vec listener (spaCy's E953 mid-run): refused
+    before the teacher pass with how to fix it; with the ner owning its encoder the
+    same weight trains, gold docs counted twice."""
+    teacher = _ner_teacher(tmp_path)
+    config = spacy_config(tmp_path, "ner", max_steps=40)
+    config["distillation"]["gold_weight"] = 2.0
+    with pytest.raises(ValueError, match="E049"):
+        distill(teacher, config, tmp_path / "out")
+    assert not (tmp_path / "cache").exists()
+    own = copy.deepcopy(config.interpolate())
+    own["components"]["ner"]["model"]["tok2vec"] = dict(own["components"]["tok2vec"]["model"])
+    del own["components"]["tok2vec"]
+    own["nlp"]["pipeline"] = ["ner"]
+    student, summary = distill(teacher, own, tmp_path / "out")
+    assert student.pipe_names == ["ner"] and summary["training"]["steps"] == 40
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
 def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path):

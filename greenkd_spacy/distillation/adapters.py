@@ -271,6 +271,16 @@ class SilverAdapter(SpacyPipeAdapter):
             self.pipe.update(batch, drop=drop, sgd=sgd, losses=losses)
         return losses
 
+    def check_settings(self) -> None:
+        """A gold weight other than 0 or 1 puts copies of gold docs in this pipe's batch;
+        a listener checks that its batch is the one its shared encoder saw (spaCy's
+        E953), so such a weight needs the pipe to own its encoder."""
+        weight = self.gold_weight
+        if weight in (0.0, 1.0):
+            return
+        if any(node.name.endswith("listener") for node in self.pipe.model.walk()):
+            raise ValueError(Errors.E049.format(weight=weight, student=self.name))
+
     def has_gold(self, reference: Doc) -> bool:
         """Whether a corpus doc carries this kind's annotation (a raw-text doc does not)."""
         if self.task == "spans":
@@ -318,8 +328,7 @@ class TextcatAdapter(SpacyPipeAdapter):
             settings["positive_label"] = positive_label
         return settings
 
-    def check_labels(self, teacher_pipe: Any) -> None:
-        super().check_labels(teacher_pipe)
+    def check_settings(self) -> None:
         if self.temperature != 1.0:
             raise ValueError(Errors.E046.format(student=self.name, temperature=self.temperature))
 

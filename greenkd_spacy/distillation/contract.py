@@ -92,6 +92,10 @@ class DistillableMixin:
     def gold_weight(self) -> float:
         return float(self.cfg.get("distill_gold_weight", 1.0))
 
+    def check_settings(self) -> None:
+        """After the loop has put [distillation]'s temperature and gold weight into cfg,
+        before the teacher pass: raise if this component cannot honour them."""
+
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
         """[initialize.components.NAME] settings the student takes from its teacher: its
         labels, in the teacher's order (cached distributions are indexed by position)."""

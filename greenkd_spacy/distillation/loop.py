@@ -308,6 +308,7 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     for name, pipe, teacher_pipe in pairs:
         pipe.cfg["distill_temperature"] = D["temperature"]
         pipe.cfg["distill_gold_weight"] = D["gold_weight"]
+        pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)
     check_student_runs(student, train_corpus(student))
