@@ -379,6 +379,17 @@ def add_train_cost(
         peaks = [cost["max_rss_mb"] for cost in costs if cost.get("max_rss_mb") is not None]
         if peaks:
             row["train_max_rss_mb"] = max(peaks + [row.get("train_max_rss_mb") or 0.0])
+        # A later phase that is not the distillation (KD + FT: `spacy train` from the
+        # distilled model) adds its own seconds to the distillation's training.
+        later = [cost for cost in costs if " distill " not in f" {cost.get('command', ' distill ')} "]
+        for key in ("train_wall_seconds", "train_cpu_seconds"):
+            values = [cost.get(key[len("train_"):]) for cost in later]
+            if later and row.get(key) is not None:
+                row[key] = round(row[key] + sum(values), 1) if None not in values else None
+        if later:
+            row["train_cost_note"] = " ".join(
+                filter(None, [row.get("train_cost_note"), "Training = the distillation + the later phase(s) of --train-cost (e.g. fine-tuning)."])
+            )
         return row
     cpu = [cost.get("cpu_seconds") for cost in costs]
     # A phase whose CPU time was not recorded makes the total unknown, not smaller.

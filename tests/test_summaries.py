@@ -101,6 +101,23 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     assert "segments after it only" in add_distill_cost({}, [tmp_path / "d.json"])["train_cost_note"]
 
 
+def test_fine_tuning_after_distillation_adds_its_training_cost(tmp_path):
+    """KD + FT: --distill-summary gives the KD's training, the FT's `spacy train` cost
+    file adds its own seconds; the distill run's own cost file adds only its peak."""
+    import srsly
+
+    from greenkd_spacy.bench import add_train_cost
+
+    srsly.write_json(tmp_path / "kd.json", {"command": "python -m spacy distill T c.cfg out", "wall_seconds": 900.0, "cpu_seconds": 1700.0, "max_rss_mb": 7000.0})
+    srsly.write_json(tmp_path / "ft.json", {"command": "python -m spacy train ft.cfg --output o", "wall_seconds": 20.0, "cpu_seconds": 25.0, "max_rss_mb": 1400.0})
+    row = {"train_wall_seconds": 180.0, "train_cpu_seconds": 250.0}
+    kd = add_train_cost(dict(row), tmp_path / "kd.json", peak_only=True)
+    assert (kd["train_wall_seconds"], kd["train_cpu_seconds"], kd["train_max_rss_mb"]) == (180.0, 250.0, 7000.0)
+    ft = add_train_cost(dict(row), tmp_path / "ft.json", peak_only=True)
+    assert (ft["train_wall_seconds"], ft["train_cpu_seconds"]) == (200.0, 275.0)
+    assert "fine-tuning" in ft["train_cost_note"]
+
+
 def test_resumed_teacher_pass_with_estimated_cpu_is_flagged(tmp_path):
     import srsly
 
