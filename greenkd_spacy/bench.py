@@ -318,13 +318,15 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
     estimated = sum((info.get("earlier_runs") or {}).get("cpu_estimated_shards", 0) for info in passes.values())
     if any(info.get("cpu_seconds_complete") is False for info in passes.values()):
         row["teacher_annotation_note"] = (
-            "The teacher pass was resumed and its earlier runs recorded no CPU seconds: "
-            "the CPU seconds cover the last run only (the wall seconds cover every run)."
+            "The teacher pass was resumed, and some shards of its earlier runs recorded no "
+            "CPU seconds (and the last run labelled none to estimate them from): the CPU "
+            "seconds leave those shards out."
         )
     elif estimated:
         row["teacher_annotation_note"] = (
             f"The teacher pass was resumed; {estimated} shard(s) of its earlier runs recorded "
-            "wall seconds only, so their CPU seconds are estimated from the last run's CPU/wall ratio."
+            "their labelling wall seconds only, so their CPU seconds are estimated from the last "
+            "run's CPU/wall ratio (and those runs' start-up is not counted)."
         )
     # A resumed run's summary carries its earlier segments' cost: the first phase counts
     # in full, each later one by its own segment (older summaries, without segments, by

@@ -73,8 +73,8 @@ def test_rerun_labels_only_the_shards_the_manifest_does_not_vouch_for(teacher_di
     distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
     cache = only_cache(tmp_path / "cache")
     before = cache.records()
-    kept_wall = sum(cache.manifest["shards"][i]["seconds"] for i in ("0", "3"))
-    kept_cpu = sum(cache.manifest["shards"][i]["cpu_seconds"] for i in ("0", "3"))
+    (first_run,) = cache.manifest["runs"].values()
+    assert first_run["shards"] == 4 and first_run["cpu_seconds"] > 0
     # A driver killed after a worker wrote shard 2 but before the manifest listed it,
     # and after a worker was killed half-way through writing shard 1.
     del cache.manifest["shards"]["2"]
@@ -85,28 +85,29 @@ def test_rerun_labels_only_the_shards_the_manifest_does_not_vouch_for(teacher_di
     info = summary["annotation"]["greenkd_parser"]
     assert info["docs_already_cached"] == 4  # shards 0 and 3
     assert info["words_labelled"] > 0
-    # The pass costs this run plus the shards the first run labelled and kept.
-    assert info["earlier_runs"]["shards"] == 2 and info["earlier_runs"]["cpu_estimated_shards"] == 0
-    assert info["wall_seconds"] == pytest.approx(info["this_run"]["wall_seconds"] + kept_wall)
-    assert info["cpu_seconds"] == pytest.approx(info["this_run"]["cpu_seconds"] + kept_cpu)
+    # The pass costs this run plus the whole first run (it paid for the shards lost too).
+    assert info["earlier_runs"]["runs"] == 1 and info["earlier_runs"]["shards_without_run_record"] == 0
+    assert info["wall_seconds"] == pytest.approx(info["this_run"]["wall_seconds"] + first_run["wall_seconds"])
+    assert info["cpu_seconds"] == pytest.approx(info["this_run"]["cpu_seconds"] + first_run["cpu_seconds"])
     assert info["cpu_seconds_complete"] is True
     cache = only_cache(tmp_path / "cache")
     assert cache.complete
     assert_same_records(before, cache.records())
 
 
-def test_pass_cost_estimates_cpu_of_shards_that_recorded_none():
-    labelled = [{"seconds": 10.0, "cpu_seconds": 15.0}]
-    earlier = [{"seconds": 4.0, "cpu_seconds": 8.0}, {"seconds": 6.0}]
-    cost = pass_cost(12.0, 18.0, labelled, earlier)
-    assert cost["wall_seconds"] == pytest.approx(22.0)
-    assert cost["cpu_seconds"] == pytest.approx(18.0 + 8.0 + 6.0 * 1.5)
-    assert cost["earlier_runs"]["cpu_estimated_shards"] == 1
+def test_pass_cost_adds_earlier_runs_and_estimates_shards_without_cpu():
+    labelled = [{"seconds": 10.0, "cpu_seconds": 15.0, "run": "now"}]
+    runs = {"before": {"wall_seconds": 30.0, "cpu_seconds": 50.0, "shards": 3}, "now": {"wall_seconds": 1.0, "cpu_seconds": 1.0}}
+    legacy = [{"seconds": 4.0, "cpu_seconds": 8.0}, {"seconds": 6.0}]
+    cost = pass_cost(12.0, 18.0, runs, "now", legacy, labelled)
+    assert cost["wall_seconds"] == pytest.approx(12.0 + 30.0 + 10.0)
+    assert cost["cpu_seconds"] == pytest.approx(18.0 + 50.0 + 8.0 + 6.0 * 1.5)
+    assert cost["earlier_runs"]["runs"] == 1 and cost["earlier_runs"]["cpu_estimated_shards"] == 1
     assert cost["earlier_runs"]["cpu_per_wall_used"] == pytest.approx(1.5)
-    # Nothing labelled in this run to estimate from: flagged, not silently low.
-    cost = pass_cost(1.0, 1.0, [], earlier)
-    assert cost["cpu_seconds_complete"] is False and cost["cpu_seconds"] == 1.0
-    assert pass_cost(3.0, 2.0, labelled, []) == {"wall_seconds": 3.0, "cpu_seconds": 2.0}
+    # Nothing labelled in this run to estimate from: the known CPU counts, flagged.
+    cost = pass_cost(1.0, 1.0, runs, "now", legacy, [])
+    assert cost["cpu_seconds_complete"] is False and cost["cpu_seconds"] == pytest.approx(1.0 + 50.0 + 8.0)
+    assert pass_cost(3.0, 2.0, {"now": {}}, "now", [], labelled) == {"wall_seconds": 3.0, "cpu_seconds": 2.0}
 
 
 def test_backend_errors_say_how_to_fix(teacher_dir, tmp_path):

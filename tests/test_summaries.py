@@ -131,7 +131,7 @@ def test_resumed_teacher_pass_with_estimated_cpu_is_flagged(tmp_path):
     assert "3 shard(s)" in row["teacher_annotation_note"]
     info.update(cpu_seconds_complete=False)
     srsly.write_json(tmp_path / "a.json", {"annotation": {"textcat": info}, "training": {"cpu_seconds": 1.0}})
-    assert "last run only" in add_distill_cost({}, [tmp_path / "a.json"])["teacher_annotation_note"]
+    assert "leave those shards out" in add_distill_cost({}, [tmp_path / "a.json"])["teacher_annotation_note"]
     srsly.write_json(tmp_path / "a.json", {"annotation": {"textcat": {"cpu_seconds": 5.0}}, "training": {}})
     assert "teacher_annotation_note" not in add_distill_cost({}, [tmp_path / "a.json"])
 

@@ -20,6 +20,7 @@ and a shard lost with a killed worker is simply run again.
 import os
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -45,43 +46,55 @@ def run_local(maker: RecordMaker, job: AnnotationJob, tasks: Iterator[Task], on_
 
 
 def pass_cost(
-    wall: float, cpu: float, labelled: List[Dict[str, Any]], earlier: List[Dict[str, Any]]
+    wall: float,
+    cpu: float,
+    runs: Dict[str, Dict[str, Any]],
+    run_id: str,
+    legacy: List[Dict[str, Any]],
+    labelled: List[Dict[str, Any]],
 ) -> Dict[str, Any]:
     """The cost of a whole teacher pass, however many runs it took.
 
     A pass that was interrupted and resumed is paid for by every run, but only the last
-    one reaches `mark_complete`; the earlier runs are known only by the manifest entries
-    of the shards they labelled (wall and CPU seconds each). So the pass costs this
-    run's wall/CPU plus those shards' seconds: the earlier runs' start-up (loading the
-    teacher, reading the corpus up to their first shard) is not in the manifest and not
-    counted. Shards written before CPU seconds were recorded per shard get an estimate,
-    their wall seconds times this run's CPU/wall ratio over its own shards, and the
-    result says how many shards were estimated so a report can say so.
+    reaches `mark_complete`. Each run therefore keeps its own running total in the
+    manifest (`runs`: driver wall and CPU seconds since it started, workers' CPU
+    included, updated as each of its shards lands), so an earlier run is counted up to
+    its last finished shard: its start-up included, the shard it was killed in not.
+    `runs` holds the earlier runs' records (this run's is `wall`/`cpu`). Shards written
+    before runs were recorded (`legacy`, their manifest entries) are counted by their
+    own labelling seconds; those without CPU seconds get this run's CPU/wall ratio over
+    its own shards, and the result says how many were estimated.
     """
     cost: Dict[str, Any] = {"wall_seconds": wall, "cpu_seconds": cpu}
-    if not earlier:
+    earlier = {key: run for key, run in runs.items() if key != run_id}
+    if not earlier and not legacy:
         return cost
-    earlier_wall = sum(entry.get("seconds", 0.0) for entry in earlier)
-    measured = [entry["cpu_seconds"] for entry in earlier if "cpu_seconds" in entry]
-    missing = [entry.get("seconds", 0.0) for entry in earlier if "cpu_seconds" not in entry]
+    earlier_wall = sum(run["wall_seconds"] for run in earlier.values())
+    earlier_cpu = sum(run["cpu_seconds"] for run in earlier.values())
+    earlier_wall += sum(entry.get("seconds", 0.0) for entry in legacy)
+    earlier_cpu += sum(entry["cpu_seconds"] for entry in legacy if "cpu_seconds" in entry)
+    missing = [entry.get("seconds", 0.0) for entry in legacy if "cpu_seconds" not in entry]
     own_wall = sum(entry.get("seconds", 0.0) for entry in labelled)
     own_cpu = sum(entry.get("cpu_seconds", 0.0) for entry in labelled)
     ratio = own_cpu / own_wall if own_wall > 0 and own_cpu > 0 else None
-    earlier_cpu: Optional[float] = sum(measured)
+    complete = True
     if missing:
-        earlier_cpu = earlier_cpu + sum(missing) * ratio if ratio is not None else None
+        if ratio is not None:
+            earlier_cpu += sum(missing) * ratio
+        else:
+            complete = False  # counted without those shards' CPU, and flagged
     cost["this_run"] = {"wall_seconds": wall, "cpu_seconds": cpu}
     cost["earlier_runs"] = {
-        "shards": len(earlier),
+        "runs": len(earlier),
+        "shards_without_run_record": len(legacy),
         "wall_seconds": earlier_wall,
         "cpu_seconds": earlier_cpu,
-        "cpu_estimated_shards": len(missing),
+        "cpu_estimated_shards": len(missing) if ratio is not None else 0,
         "cpu_per_wall_used": ratio if missing else None,
     }
     cost["wall_seconds"] = wall + earlier_wall
-    # Unknown earlier CPU leaves this run's alone, flagged rather than silently low.
-    cost["cpu_seconds"] = cpu + earlier_cpu if earlier_cpu is not None else cpu
-    cost["cpu_seconds_complete"] = earlier_cpu is not None
+    cost["cpu_seconds"] = cpu + earlier_cpu
+    cost["cpu_seconds_complete"] = complete
     return cost
 
 
@@ -145,8 +158,14 @@ def annotate(
     )
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     counts = {"shards": 0, "docs": 0, "done_before": 0, "words": 0, "examples": 0}
-    earlier: List[Dict[str, Any]] = []  # manifest entries of shards earlier runs labelled
+    run_id = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
     labelled: List[Dict[str, Any]] = []  # entries of the shards this run labels
+
+    def run_cost() -> Dict[str, Any]:
+        cpu = time.process_time() - start_cpu
+        if backend == "ray":  # the workers' CPU is in their own processes
+            cpu += sum(entry.get("cpu_seconds", 0.0) for entry in labelled)
+        return {"wall_seconds": time.perf_counter() - start_wall, "cpu_seconds": cpu, "shards": len(labelled)}
     bar = tqdm(desc=f"teacher annotation ({backend})", unit="doc", total=total, file=stderr)
 
     def pending() -> Iterator[Task]:
@@ -155,15 +174,18 @@ def annotate(
             counts["docs"] += len(shard)
             if all(cache.has_shard(index) for cache in caches):
                 counts["done_before"] += len(shard)
-                earlier.append(caches[0].manifest["shards"][str(index)])
                 bar.update(len(shard))
                 continue
             yield index, index * shard_size, shard
 
     def on_done(entry: Dict[str, Any]) -> None:
         index = entry.pop("index")
+        entry["run"] = run_id
         labelled.append(entry)
+        cost = run_cost()
         for cache, written in zip(caches, entry.pop("shards")):
+            # This run's total so far goes into the same manifest write as its shard.
+            cache.manifest.setdefault("runs", {})[run_id] = cost
             cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
         counts["examples"] += entry["examples"]
@@ -183,14 +205,22 @@ def annotate(
             run_ray(job, pending(), on_done, workers=workers, address=address)
     finally:
         bar.close()
-    wall = time.perf_counter() - start_wall
-    cpu = time.process_time() - start_cpu
-    if backend == "ray":  # the workers' CPU is in their own processes
-        cpu += sum(entry.get("cpu_seconds", 0.0) for entry in labelled)
+    final = run_cost()
+    wall = final["wall_seconds"]
+    # Every run any of the caches recorded (one pass can fill several caches, and a
+    # cache may hold shards of runs made for another set of components), and the
+    # shards from before runs were recorded, each counted once.
+    runs: Dict[str, Dict[str, Any]] = {}
+    legacy: Dict[Tuple[Any, ...], Dict[str, Any]] = {}
+    for cache in caches:
+        runs.update(cache.manifest.get("runs", {}))
+        for entry in cache.manifest["shards"].values():
+            if "run" not in entry:
+                legacy[(entry.get("first_example"), entry.get("worker"), entry.get("seconds"))] = entry
     info = {
         "backend": backend,
         "workers": workers if backend == "ray" else 1,
-        **pass_cost(wall, cpu, labelled, earlier),
+        **pass_cost(wall, final["cpu_seconds"], runs, run_id, list(legacy.values()), labelled),
         "docs": counts["docs"],
         "docs_already_cached": counts["done_before"],
         "words_labelled": counts["words"],
