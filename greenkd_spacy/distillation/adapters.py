@@ -41,10 +41,10 @@ from .targets import (
     CachedTeacher,
     class_prob_records,
     class_probs_of,
-    decode_silver,
     decode_tag_marginals,
     encode_silver,
     encode_tag_marginals,
+    silver_references,
     silver_settings,
     softmax_rows,
 )
@@ -171,6 +171,7 @@ class SilverAdapter(SpacyPipeAdapter):
     def __init__(self, pipe: Any):
         super().__init__(pipe)
         self.kind, self.factory = self.KINDS[type(pipe)]
+        self._carry = 0.0  # the fraction of a gold copy owed (_repeats)
         if self.kind == "spans":
             # The student's own key: the teacher's spans are stored and served under it.
             self.kind = f"spans:{pipe.key}"
@@ -253,12 +254,7 @@ class SilverAdapter(SpacyPipeAdapter):
     ) -> Dict[str, float]:
         examples, losses = self.begin_distill(examples, losses)
         docs = [eg.predicted for eg in examples]
-        if isinstance(teacher_pipe, CachedTeacher):
-            silver = decode_silver(teacher_pipe, docs, self.kind)
-        else:
-            # On the bare tokens, as the teacher pass does: spaCy's ner keeps entities a
-            # doc already has, so on the gold reference it would return the gold.
-            silver = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
+        silver = silver_references(teacher_pipe, docs, self.kind)
         batch = []
         for eg, doc, ref in zip(examples, docs, silver):
             if self.gold_weight > 0 and self.has_gold(eg.reference):
@@ -294,7 +290,7 @@ class SilverAdapter(SpacyPipeAdapter):
         whole part every time, its fraction carried over from doc to doc (0.5: every
         other gold doc once), so over a run each gold doc counts `weight` times a
         silver one without any randomness."""
-        self._carry = getattr(self, "_carry", 0.0) + weight
+        self._carry += weight
         copies = int(self._carry + 1e-9)
         self._carry -= copies
         return copies

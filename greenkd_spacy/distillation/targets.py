@@ -252,3 +252,13 @@ def decode_silver(teacher: CachedTeacher, docs: Sequence[Doc], kind: str) -> Lis
             reference = Doc(doc.vocab, words=words, spaces=spaces, heads=heads, deps=list(record["deps"]))
         references.append(reference)
     return references
+
+
+def silver_references(teacher: Any, docs: Sequence[Doc], kind: str) -> List[Doc]:
+    """The teacher's annotation of `docs` as reference docs: from the cache, or from a
+    live teacher run on copies of the bare student docs, as the teacher pass runs it
+    (on a gold reference spaCy's ner would keep the gold entities it finds there)."""
+    if isinstance(teacher, CachedTeacher):
+        return decode_silver(teacher, docs, kind)
+    return list(teacher.pipe([doc.copy() for doc in docs]))
+

@@ -26,7 +26,7 @@ from thinc.api import Config, Model, Optimizer, set_dropout_rate
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
 from ..distillation.contract import DistillableMixin
-from ..distillation.targets import CachedTeacher, decode_silver, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_settings
+from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_references, silver_settings
 from .serialize import ShapedFromCfgMixin
 
 # The CPU-first default (issue 22; configs/ner_default.cfg, chosen by measurement against
@@ -361,10 +361,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             # The teacher's entities as the gold of the CRF; where the corpus has gold
             # entities (and gold_weight > 0), those instead, weighted by gold_weight.
             docs = [eg.predicted for eg in examples]
-            if isinstance(teacher_pipe, CachedTeacher):
-                silver_docs = decode_silver(teacher_pipe, docs, "ents")
-            else:
-                silver_docs = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
+            silver_docs = silver_references(teacher_pipe, docs, "ents")
             silver, has_silver = self._gold_tags([Example(doc, ref) for doc, ref in zip(docs, silver_docs)])
             weights = None
             if self.gold_weight > 0:

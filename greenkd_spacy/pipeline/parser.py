@@ -20,9 +20,9 @@ from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
 from ..distillation.targets import (
     CachedTeacher,
     decode_head_distributions,
-    decode_silver,
     encode_head_distributions,
     encode_silver,
+    silver_references,
     silver_settings,
 )
 from ..types import ParserInput, ParserScores, ParserTargets, Segment
@@ -426,10 +426,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         corpus has gold (and gold_weight > 0), the gold head and label replace the
         teacher's for that token."""
         docs = [eg.predicted for eg in examples]
-        if isinstance(teacher_pipe, CachedTeacher):
-            silver_docs = decode_silver(teacher_pipe, docs, "deps")
-        else:
-            silver_docs = list(teacher_pipe.pipe([eg.predicted.copy() for eg in examples]))
+        silver_docs = silver_references(teacher_pipe, docs, "deps")
         silver_examples = [Example(doc, silver) for doc, silver in zip(docs, silver_docs)]
         _, (heads, labels) = self._gold(silver_examples, segments=segments)
         if self.gold_weight:
