@@ -206,15 +206,6 @@ class Errors(metaclass=ErrorsWithCodes):
         "[distillation] copy_from_teacher names '{name}', which the teacher does not have. "
         "Its components: {available}."
     )
-    E049 = (
-        "[distillation] gold_weight = {weight} for spaCy's '{student}' (a silver student): "
-        "spaCy's update takes no per-doc weight, so a gold doc is weighted by copies in "
-        "the batch, and '{student}' reads a shared encoder through a listener, which "
-        "must see the very batch its encoder saw. Set gold_weight to 1 (gold where the "
-        "corpus has it) or 0 (the teacher's annotation everywhere), or give '{student}' "
-        "its own encoder (replace its listener with the tok2vec model itself, e.g. "
-        "spacy.Tok2Vec.v2 under [components.{student}.model.tok2vec])."
-    )
     E048 = (
         "[distillation] copy_from_teacher names '{name}', which the student already has. "
         "Remove it from copy_from_teacher (it is distilled or trained), or from the "

@@ -578,22 +578,37 @@ def test_spacy_ner_student_learns_gold_where_the_corpus_has_it(tmp_path):
     assert seen[-1][0] == [("John", "PER"), ("Paris", "LOC")]
 
 
-def test_spacy_ner_gold_weight_needs_its_own_encoder(tmp_path):
-    """Copies of gold docs cannot pass a tok2vec listener (spaCy's E953 mid-run): refused
-    before the teacher pass with how to fix it; with the ner owning its encoder the
-    same weight trains, gold docs counted twice."""
+def test_spacy_ner_behind_a_shared_tok2vec_takes_gold_copies_with_its_encoder(tmp_path, monkeypatch):
+    """A gold weight for spaCy's ner reading a shared tok2vec: the loop puts the copies
+    in the batch of the tok2vec and of its listener alike (a listener refuses any other
+    batch, spaCy's E953), and the ner counts each copy once; with the ner owning its
+    encoder the adapter makes the copies itself. Both learn the teacher's entities."""
+    from spacy.pipeline.tok2vec import Tok2Vec
+
     teacher = _ner_teacher(tmp_path)
     config = spacy_config(tmp_path, "ner", max_steps=40)
     config["distillation"]["gold_weight"] = 2.0
-    with pytest.raises(ValueError, match="E049"):
-        distill(teacher, config, tmp_path / "out")
-    assert not (tmp_path / "cache").exists()
+    sizes = []
+    update = Tok2Vec.update
+
+    def recording_update(self, examples, **kwargs):
+        sizes.append(len(examples))
+        return update(self, examples, **kwargs)
+
+    monkeypatch.setattr(Tok2Vec, "update", recording_update)
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert summary["training"]["steps"] == 40
+    assert sizes and set(sizes) == {4}  # both gold docs of every batch of 2, twice
+    assert student.get_pipe("ner").cfg["distill_gold_copies"] is True
+    assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
+    monkeypatch.undo()
     own = copy.deepcopy(config.interpolate())
     own["components"]["ner"]["model"]["tok2vec"] = dict(own["components"]["tok2vec"]["model"])
     del own["components"]["tok2vec"]
     own["nlp"]["pipeline"] = ["ner"]
-    student, summary = distill(teacher, own, tmp_path / "out")
+    student, summary = distill(teacher, own, tmp_path / "out-own")
     assert student.pipe_names == ["ner"] and summary["training"]["steps"] == 40
+    assert student.get_pipe("ner").cfg["distill_gold_copies"] is False
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 

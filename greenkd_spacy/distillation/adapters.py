@@ -36,6 +36,7 @@ from spacy.training import Example
 from thinc.api import Optimizer, set_dropout_rate
 
 from .contract import DistillableMixin, kl_divergence
+from .copies import CopyCarry
 from ..errors import Errors
 from .targets import (
     CachedTeacher,
@@ -168,10 +169,14 @@ class SilverAdapter(SpacyPipeAdapter):
         SpanCategorizer: ("spans", "spancat"),
     }
 
+    takes_gold_by_copies = True
+
     def __init__(self, pipe: Any):
         super().__init__(pipe)
         self.kind, self.factory = self.KINDS[type(pipe)]
-        self._carry = 0.0  # the fraction of a gold copy owed (_repeats)
+        # spaCy's `update` takes no per-doc weight: a gold doc's weight is its number of
+        # copies in the batch (behind a shared encoder the loop makes them, copies.py).
+        self._carry = CopyCarry()
         if self.kind == "spans":
             # The student's own key: the teacher's spans are stored and served under it.
             self.kind = f"spans:{pipe.key}"
@@ -260,22 +265,12 @@ class SilverAdapter(SpacyPipeAdapter):
             if self.gold_weight > 0 and self.has_gold(eg.reference):
                 # The corpus's own annotation instead of the teacher's, as a greenkd
                 # student takes it, `gold_weight` times as often as a silver doc.
-                batch.extend(Example(doc, eg.reference) for _ in range(self._repeats(self.gold_weight)))
+                batch.extend(Example(doc, eg.reference) for _ in range(self._carry.take(self.gold_weight)))
             else:
                 batch.append(Example(doc, ref))
         if batch:
             self.pipe.update(batch, drop=drop, sgd=sgd, losses=losses)
         return losses
-
-    def check_settings(self) -> None:
-        """A gold weight other than 0 or 1 puts copies of gold docs in this pipe's batch;
-        a listener checks that its batch is the one its shared encoder saw (spaCy's
-        E953), so such a weight needs the pipe to own its encoder."""
-        weight = self.gold_weight
-        if weight in (0.0, 1.0):
-            return
-        if any(node.name.endswith("listener") for node in self.pipe.model.walk()):
-            raise ValueError(Errors.E049.format(weight=weight, student=self.name))
 
     def has_gold(self, reference: Doc) -> bool:
         """Whether a corpus doc carries this kind's annotation (a raw-text doc does not)."""
@@ -283,17 +278,6 @@ class SilverAdapter(SpacyPipeAdapter):
             return self.pipe.key in reference.spans
         attr = {"ents": "ENT_IOB", "deps": "DEP", "lemmas": "LEMMA"}[self.task]
         return reference.has_annotation(attr)
-
-    def _repeats(self, weight: float) -> int:
-        """How many copies of a gold example go into this update. spaCy's `update` takes
-        no per-example weight, so a weight is a number of copies in the batch: its
-        whole part every time, its fraction carried over from doc to doc (0.5: every
-        other gold doc once), so over a run each gold doc counts `weight` times a
-        silver one without any randomness."""
-        self._carry += weight
-        copies = int(self._carry + 1e-9)
-        self._carry -= copies
-        return copies
 
 
 class TextcatAdapter(SpacyPipeAdapter):

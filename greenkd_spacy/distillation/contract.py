@@ -79,6 +79,10 @@ class DistillableMixin:
     # initialize reads all it is given (validate_get_examples) and a streamed corpus of
     # a million texts was tokenized again for every component.
     init_needs_corpus: bool = False
+    # Whether this component weighs gold docs by copies in its batch (spaCy's silver
+    # students: their `update` takes no per-doc weight). Behind a shared encoder the
+    # loop makes the copies for the whole group (copies.py).
+    takes_gold_by_copies: bool = False
 
     @property
     def is_distillable(self) -> bool:
@@ -90,7 +94,12 @@ class DistillableMixin:
 
     @property
     def gold_weight(self) -> float:
-        return float(self.cfg.get("distill_gold_weight", 1.0))
+        """[distillation] gold_weight; 1 where the loop already put that many copies of
+        each gold doc in the batch (copies.py), so a copy is not weighted twice."""
+        weight = float(self.cfg.get("distill_gold_weight", 1.0))
+        if weight > 0 and self.cfg.get("distill_gold_copies"):
+            return 1.0
+        return weight
 
     def check_settings(self) -> None:
         """After the loop has put [distillation]'s temperature and gold weight into cfg,

@@ -12,7 +12,7 @@ import hashlib
 import itertools
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
@@ -36,6 +36,7 @@ from ..errors import Errors
 from ..util import peak_rss_mb
 from .adapters import distillable
 from .annotate import annotate
+from .copies import GoldCopies, plan_gold_copies
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
 from .targets import CachedTeacher, is_silver
@@ -271,6 +272,8 @@ class Run:
     pairs: List[Tuple[str, Any, Any]]
     train_corpus: Callable
     dev_corpus: Callable
+    # Shared encoders whose group takes gold docs as copies (copies.py).
+    gold_copies: List[GoldCopies] = field(default_factory=list)
 
 
 def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
@@ -311,8 +314,11 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)
+    gold_copies = plan_gold_copies(
+        student, {name: pipe for name, pipe, _ in pairs}, D["gold_weight"], set(T["frozen_components"])
+    )
     check_student_runs(student, train_corpus(student))
-    return Run(D, T, student, pairs, train_corpus, dev_corpus)
+    return Run(D, T, student, pairs, train_corpus, dev_corpus, gold_copies)
 
 
 def teacher_pass(
@@ -462,17 +468,25 @@ def train(
                 stopped_by_budget = True
                 break
         step += 1
+        # An encoder and its listeners see one batch; where gold docs are weighted by
+        # copies, the copied one (copies.py).
+        batch_of: Dict[str, List[Example]] = {}
+        for group in run.gold_copies:
+            batch_of.update(dict.fromkeys(group.members, group.expand(batch)))
         if step <= state["step"]:
             # Replay the batch order of the interrupted run without training on it.
             optimizer.step_schedules()
             continue
         for name, proc in student.pipeline:
+            pipe_batch = batch_of.get(name, batch)
+            if not pipe_batch:
+                continue  # a fractional gold weight skipped every doc of this batch
             if name in teachers:
-                learners[name].distill(teachers[name], batch, drop=D["dropout"], sgd=None, losses=losses)
+                learners[name].distill(teachers[name], pipe_batch, drop=D["dropout"], sgd=None, losses=losses)
             elif name in listened:
                 # A shared encoder (tok2vec, transformer) computes its output for the
                 # listeners of the distilled components and gets their gradients.
-                proc.update(batch, drop=D["dropout"], sgd=None, losses=losses)
+                proc.update(pipe_batch, drop=D["dropout"], sgd=None, losses=losses)
         for name, proc in student.pipeline:
             if name in trainable:
                 proc.finish_update(optimizer)

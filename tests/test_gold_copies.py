@@ -1,0 +1,68 @@
+"""Gold weight as copies of gold docs (distillation/copies.py): how many copies each
+gold doc gets, and which components of a student share the copied batch."""
+import spacy
+from spacy.training import Example
+
+from greenkd_spacy.distillation.adapters import distillable
+from greenkd_spacy.distillation.copies import CopyCarry, GoldCopies, plan_gold_copies
+
+
+def _examples(nlp, gold_flags):
+    examples = []
+    for i, gold in enumerate(gold_flags):
+        doc = nlp.make_doc(f"Doc {i} here")
+        ref = doc.copy()
+        if gold:
+            ref.ents = []  # annotated: every token O
+        examples.append(Example(doc, ref))
+    return examples
+
+
+def test_copy_carry_counts_each_gold_doc_weight_times_over_a_run():
+    carry = CopyCarry()
+    assert [carry.take(2.5) for _ in range(4)] == [2, 3, 2, 3]
+    carry = CopyCarry()
+    assert [carry.take(0.5) for _ in range(4)] == [0, 1, 0, 1]
+    carry = CopyCarry()
+    assert sum(carry.take(0.1) for _ in range(100)) == 10  # no float drift lost a copy
+
+
+def test_gold_copies_expand_only_gold_examples_in_order():
+    nlp = spacy.blank("en")
+    batch = _examples(nlp, [True, False, True])
+    group = GoldCopies(2.0, {"tok2vec", "ner"}, [lambda doc: doc.has_annotation("ENT_IOB")])
+    expanded = group.expand(batch)
+    assert [batch.index(eg) for eg in expanded] == [0, 0, 1, 2, 2]
+    quarter = GoldCopies(0.25, {"tok2vec", "ner"}, [lambda doc: doc.has_annotation("ENT_IOB")])
+    gold_only = _examples(nlp, [True, True])
+    assert quarter.expand(gold_only) == []  # 0.25 + 0.25: no whole copy yet
+    assert len(quarter.expand(gold_only)) == 1
+
+
+def _student():
+    """spaCy's efficiency ner + tagger: both listen to one shared tok2vec."""
+    from spacy.cli.init_config import init_config
+
+    config = init_config(lang="en", pipeline=["ner", "tagger"], optimize="efficiency")
+    return spacy.util.load_model_from_config(config, auto_fill=True)
+
+
+def test_plan_groups_the_encoder_with_every_listener_of_a_silver_student():
+    nlp = _student()
+    learners = {name: distillable(nlp.get_pipe(name)) for name in ("ner", "tagger")}
+    groups = plan_gold_copies(nlp, learners, 3.0, frozen=set())
+    assert len(groups) == 1 and groups[0].members == {"tok2vec", "ner", "tagger"}
+    # Both listeners count a copy once; the weight is in the copies.
+    assert learners["ner"].gold_weight == 1.0 and learners["tagger"].gold_weight == 1.0
+    for weight in (0.0, 1.0):
+        assert plan_gold_copies(nlp, learners, weight, frozen=set()) == []
+        assert nlp.get_pipe("ner").cfg["distill_gold_copies"] is False  # an old flag cleared
+    assert plan_gold_copies(nlp, learners, 3.0, frozen={"tok2vec"}) == []
+
+
+def test_plan_leaves_a_group_without_a_silver_student_alone():
+    nlp = _student()
+    learners = {"tagger": distillable(nlp.get_pipe("tagger"))}  # the ner is not distilled
+    assert plan_gold_copies(nlp, learners, 3.0, frozen=set()) == []
+    nlp.get_pipe("tagger").cfg["distill_gold_weight"] = 3.0
+    assert learners["tagger"].gold_weight == 3.0
