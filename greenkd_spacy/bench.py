@@ -384,11 +384,13 @@ def add_train_cost(
         # A later phase that is not the distillation (KD + FT: `spacy train` from the
         # distilled model) adds its own seconds to the distillation's training.
         later = [cost for cost in costs if " distill " not in f" {cost.get('command', ' distill ')} "]
+        added = False
         for key in ("train_wall_seconds", "train_cpu_seconds"):
             values = [cost.get(key[len("train_"):]) for cost in later]
             if later and row.get(key) is not None:
                 row[key] = round(row[key] + sum(values), 1) if None not in values else None
-        if later:
+                added = True
+        if added:  # the note says what the seconds hold, so only where they were added
             row["train_cost_note"] = " ".join(
                 filter(None, [row.get("train_cost_note"), "Training = the distillation + the later phase(s) of --train-cost (e.g. fine-tuning)."])
             )

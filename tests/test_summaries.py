@@ -116,6 +116,9 @@ def test_fine_tuning_after_distillation_adds_its_training_cost(tmp_path):
     ft = add_train_cost(dict(row), tmp_path / "ft.json", peak_only=True)
     assert (ft["train_wall_seconds"], ft["train_cpu_seconds"]) == (200.0, 275.0)
     assert "fine-tuning" in ft["train_cost_note"]
+    # A row without distillation seconds gains none, and no note claiming it did.
+    bare = add_train_cost({}, tmp_path / "ft.json", peak_only=True)
+    assert "train_wall_seconds" not in bare and "train_cost_note" not in bare
 
 
 def test_resumed_teacher_pass_with_estimated_cpu_is_flagged(tmp_path):

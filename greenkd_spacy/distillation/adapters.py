@@ -120,7 +120,9 @@ class TaggerAdapter(SpacyPipeAdapter):
         docs = [eg.predicted for eg in examples]
         if not any(len(doc) for doc in docs):
             return losses
-        teacher = self._teacher_probs(teacher_pipe, [eg.reference for eg in examples])
+        # The student's bare docs, as the teacher pass gives them (a live teacher's input
+        # is then the same as the cached one's).
+        teacher = self._teacher_probs(teacher_pipe, docs)
         set_dropout_rate(self.pipe.model, drop)
         scores, backprop = self.pipe.model.begin_update(docs)
         loss, d_scores = self.get_teacher_student_loss(teacher, scores)
@@ -332,7 +334,7 @@ class TextcatAdapter(SpacyPipeAdapter):
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
-        teacher = class_probs_of(teacher_pipe, [eg.reference for eg in examples])
+        teacher = class_probs_of(teacher_pipe, [eg.predicted for eg in examples])
         set_dropout_rate(self.pipe.model, drop)
         scores, backprop = self.pipe.model.begin_update([eg.predicted for eg in examples])
         loss, d_scores = self.get_teacher_student_loss(teacher, scores)

@@ -357,10 +357,10 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
+        docs = [eg.predicted for eg in examples]
         if self._silver_teacher:
             # The teacher's entities as the gold of the CRF; where the corpus has gold
             # entities (and gold_weight > 0), those instead, weighted by gold_weight.
-            docs = [eg.predicted for eg in examples]
             silver_docs = silver_references(teacher_pipe, docs, "ents")
             silver, has_silver = self._gold_tags([Example(doc, ref) for doc, ref in zip(docs, silver_docs)])
             weights = None
@@ -377,15 +377,15 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
                 losses[self.name] += self._step(docs, targets, drop, sgd)
             return losses
         if isinstance(teacher_pipe, CachedTeacher):
-            teacher = decode_tag_marginals(teacher_pipe, [eg.reference for eg in examples])
+            teacher = decode_tag_marginals(teacher_pipe, docs)
         else:
-            _, teacher = teacher_pipe.predict_marginals([eg.reference for eg in examples])
+            _, teacher = teacher_pipe.predict_marginals(docs)  # bare docs, as the teacher pass
         targets: Dict[str, Any] = {"teacher": teacher, "temperature": self.temperature, "gold_weight": self.gold_weight}
         if self.gold_weight > 0:
             gold, has_gold = self._gold_tags(examples)
             if any(has_gold):
                 targets.update(gold=gold, has_gold=has_gold)
-        losses[self.name] += self._step([eg.predicted for eg in examples], targets, drop, sgd)
+        losses[self.name] += self._step(docs, targets, drop, sgd)
         return losses
 
     # ------------------------------------------------------------------ initialize

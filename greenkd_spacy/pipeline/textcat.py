@@ -268,7 +268,7 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         examples, losses = self.begin_distill(examples, losses)
         if not examples:
             return losses
-        teacher_probs = class_probs_of(teacher_pipe, [eg.reference for eg in examples])
+        teacher_probs = class_probs_of(teacher_pipe, [eg.predicted for eg in examples])
         set_dropout_rate(self.model, drop)
         logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
         loss, d_logits = self.get_teacher_student_loss(teacher_probs, logits)
