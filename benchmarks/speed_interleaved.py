@@ -1,0 +1,127 @@
+"""Pipelines timed in alternating passes in one process: speed ratios that drift in the
+machine's speed cannot move.
+
+The `greenkd-bench-*` commands time one pipeline per process, so two rows of one bench
+run are timed minutes apart, and on this machine the same model's words/s moved by up
+to 13 % between runs (docs/benchmarks.md): two NER models of one architecture measured
+0.85x and 1.13x of each other in two bench runs. Here the pipelines take turns (A, B,
+C, A, B, C, ...) over the same input on one thread, garbage collected untimed before
+each pass, and each gets its best and median pass; ratios are against the baseline
+(the last model unless --baseline says otherwise).
+
+Input: raw text by default (tokenization included, as greenkd-bench-textcat times it),
+or with --pretokenized the gold tokens of DATA as fresh docs (as greenkd-bench-labeller
+and greenkd-bench-parser time it: words/s).
+
+Usage: python benchmarks/speed_interleaved.py MODEL [MODEL ...] --data DATA.spacy
+           [--names A B ...] [--baseline NAME] [--pretokenized] [--rounds 7]
+           [--batch-size 1000] [--min-docs 10000] [--output RESULT.json]
+"""
+import argparse
+import datetime
+import gc
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List
+
+import spacy
+import srsly
+from spacy.language import Language
+from spacy.tokens import Doc, DocBin
+
+from greenkd_spacy.atomic import atomic_write_json
+from greenkd_spacy.bench import one_thread, repeated_texts, timed_pass
+
+
+def pass_timer(nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int) -> Callable[[], float]:
+    """One timed pass of `nlp` over the input: raw texts, or fresh docs of the gold
+    tokens (made untimed, as the labeller and parser benches make them)."""
+    if not pretokenized:
+        texts = [doc.text for doc in reference]
+        return lambda: timed_pass(nlp, texts, batch_size)
+
+    def run() -> float:
+        docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in reference]
+        start = time.perf_counter()
+        for _ in nlp.pipe(docs, batch_size=batch_size):
+            pass
+        return time.perf_counter() - start
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("models", nargs="+", help="pipeline directories")
+    parser.add_argument("--data", required=True, help=".spacy file with the docs to run")
+    parser.add_argument("--names", nargs="+", help="a system name per model (default: the paths)")
+    parser.add_argument("--baseline", help="the name whose speed is 1.0x (default: the last model)")
+    parser.add_argument("--pretokenized", action="store_true", help="words/s on the gold tokens, not docs/s on raw text")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--batch-size", type=int, default=1000)
+    parser.add_argument("--min-docs", type=int, default=10000)
+    parser.add_argument("--output", help="append the result to this JSON list")
+    args = parser.parse_args()
+    names = args.names or args.models
+    if len(names) != len(args.models):
+        sys.exit(f"--names gives {len(names)} names for {len(args.models)} models: give one per model.")
+    baseline = args.baseline or names[-1]
+    if baseline not in names:
+        sys.exit(f"--baseline {baseline!r} is none of the names {names}.")
+    one_thread()
+    nlps = [spacy.load(m) for m in args.models]
+    reference = list(DocBin().from_disk(args.data).get_docs(nlps[0].vocab))
+    if not reference:
+        sys.exit(f"{args.data} has no docs.")
+    if not args.pretokenized:
+        reference = repeated_texts(reference, args.min_docs)  # whole passes long enough to time
+    unit = "words" if args.pretokenized else "docs"
+    size = sum(len(doc) for doc in reference) if args.pretokenized else len(reference)
+    timers = [pass_timer(nlp, reference, args.pretokenized, args.batch_size) for nlp in nlps]
+    for timer in timers:  # warm up: lazy tables, allocator
+        timer()
+    seconds: List[List[float]] = [[] for _ in nlps]
+    for _ in range(args.rounds):
+        for i, timer in enumerate(timers):
+            # The last pass's garbage collected untimed: otherwise the cyclic GC fires in
+            # some passes only, and alternation can hand all the slow ones to one model.
+            gc.collect()
+            seconds[i].append(timer())
+    best = {name: size / min(s) for name, s in zip(names, seconds)}
+    median = {name: size / statistics.median(s) for name, s in zip(names, seconds)}
+    result = {
+        "systems": names,
+        "models": args.models,
+        "data": args.data,
+        "unit": f"{unit}/s",
+        f"{unit}_per_pass": size,
+        "batch_size": args.batch_size,
+        "rounds": args.rounds,
+        "threads": 1,
+        "baseline": baseline,
+        "best": {name: round(value, 1) for name, value in best.items()},
+        "median": {name: round(value, 1) for name, value in median.items()},
+        "ratio_best": {name: round(value / best[baseline], 3) for name, value in best.items()},
+        "ratio_median": {name: round(value / median[baseline], 3) for name, value in median.items()},
+        "command": "python " + " ".join(sys.argv),
+        "date": datetime.date.today().isoformat(),
+        "time_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M"),
+        "cores": os.cpu_count(),
+    }
+    for name in names:
+        print(
+            f"{name}: best {best[name]:,.0f} {unit}/s ({result['ratio_best'][name]:.3f}x), "
+            f"median {median[name]:,.0f} ({result['ratio_median'][name]:.3f}x)"
+        )
+    if args.output:
+        path = Path(args.output)
+        rows = srsly.read_json(path) if path.exists() else []
+        rows.append(result)
+        atomic_write_json(path, rows)
+
+
+if __name__ == "__main__":
+    main()
