@@ -26,7 +26,7 @@ def test_bench_parser_tiny_run(tmp_path):
     out = tmp_path / "results.json"
     args = [
         "bench-parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"),
-        "--system", "tiny", "--gold-pos", "--repeats", "1", "--output", str(out),
+        "--system", "tiny", "--gold-pos", "--repeats", "1", "--min-words", "100", "--output", str(out),
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
@@ -34,6 +34,7 @@ def test_bench_parser_tiny_run(tmp_path):
     assert row["system"] == "tiny"
     assert row["las"] == 100.0 and row["uas"] == 100.0
     assert row["words"] == 12 and row["words_per_second"] > 0
+    assert row["timed_words"] == 108  # 9 whole copies: the first to reach --min-words 100
     assert row["params"] > 0 and row["disk_bytes"] > 0
     assert 0.0 <= row["mst_share_of_parse_time"] <= 1.0
     # rerunning replaces the row of the same system

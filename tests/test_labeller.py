@@ -185,11 +185,16 @@ def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_
     pruned = spacy.load(tmp_path / "pruned").get_pipe("greenkd_ner")
     assert sum(len(g) for g in pruned.lm_gates().values()) <= 2
     out = tmp_path / "results.json"
-    result = runner.invoke(app, ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "ldnet-pruned", "-o", str(out), "--repeats", "1"])
+    result = runner.invoke(app, ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "ldnet-pruned", "-o", str(out), "--repeats", "1", "--min-words", "0"])
     assert result.exit_code == 0, result.output
     row = json.loads(out.read_text())[0]
     assert row["system"] == "ldnet-pruned" and 0 < row["lm_flops_per_token"] and row["words_per_second"] > 0
     assert 0 <= row["f1"] <= 100 and row["cores"] >= 1
+    # A small test set is timed over whole copies of itself; the score is the same.
+    args = ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "copies", "-o", str(out), "--repeats", "1", "--min-words", "500"]
+    assert runner.invoke(app, args).exit_code == 0
+    copies = json.loads(out.read_text())[1]
+    assert copies["f1"] == row["f1"] and copies["timed_words"] >= 500 and copies["timed_words"] % copies["words"] == 0
 
 
 def test_char_lstm_groups_by_length_without_changing_outputs(monkeypatch):

@@ -13,7 +13,7 @@ import typer
 from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import add_distill_cost, add_train_cost, bench_labeller, disk_bytes, stamp, write_row
+from ..bench import MIN_TIMED_WORDS, add_distill_cost, add_train_cost, bench_labeller, disk_bytes, stamp, write_row
 from ..errors import Warnings
 from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
@@ -127,6 +127,7 @@ def bench_labeller_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSON list to add the row to (a row of the same system is replaced)"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", help="Docs per nlp.pipe batch"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
+    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help="Each timed pass runs the data whole as many times as it takes to cover this many words (a pass of a small test set is too short to time)"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
     train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable). With --distill-summary only its peak memory is taken (the times are the summary's)"),
@@ -144,7 +145,7 @@ def bench_labeller_cli(
     if limit:
         reference = reference[:limit]
     row = {"system": system}
-    row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key))
+    row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key, min_words=min_words))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_distill_cost(row, distill_summary)
     add_train_cost(row, train_cost, peak_only=distill_summary is not None)
