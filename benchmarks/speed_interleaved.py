@@ -15,7 +15,8 @@ and greenkd-bench-parser time it: words/s).
 
 Usage: python benchmarks/speed_interleaved.py MODEL [MODEL ...] --data DATA.spacy
            [--names A B ...] [--baseline NAME] [--pretokenized] [--rounds 7]
-           [--batch-size 1000] [--min-docs 10000] [--output RESULT.json]
+           [--batch-size 1000] [--min-docs 10000] [--min-words 20000]
+           [--output RESULT.json]
 """
 import argparse
 import datetime
@@ -33,7 +34,7 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from greenkd_spacy.atomic import atomic_write_json
-from greenkd_spacy.bench import one_thread, repeated_texts, timed_pass
+from greenkd_spacy.bench import MIN_TIMED_WORDS, one_thread, repeated_texts, timed_pass, timing_copies
 
 
 def pass_timer(nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int) -> Callable[[], float]:
@@ -62,7 +63,8 @@ def main() -> None:
     parser.add_argument("--pretokenized", action="store_true", help="words/s on the gold tokens, not docs/s on raw text")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch-size", type=int, default=1000)
-    parser.add_argument("--min-docs", type=int, default=10000)
+    parser.add_argument("--min-docs", type=int, default=10000, help="raw text: a pass covers at least this many docs")
+    parser.add_argument("--min-words", type=int, default=MIN_TIMED_WORDS, help="--pretokenized: a pass covers at least this many words")
     parser.add_argument("--output", help="append the result to this JSON list")
     args = parser.parse_args()
     names = args.names or args.models
@@ -76,7 +78,10 @@ def main() -> None:
     reference = list(DocBin().from_disk(args.data).get_docs(nlps[0].vocab))
     if not reference:
         sys.exit(f"{args.data} has no docs.")
-    if not args.pretokenized:
+    if args.pretokenized:
+        # Whole copies until a pass covers --min-words (as the greenkd-bench-* commands).
+        reference = reference * timing_copies(sum(len(doc) for doc in reference), args.min_words)
+    else:
         reference = repeated_texts(reference, args.min_docs)  # whole passes long enough to time
     unit = "words" if args.pretokenized else "docs"
     size = sum(len(doc) for doc in reference) if args.pretokenized else len(reference)

@@ -32,12 +32,13 @@ def test_ratios_are_against_the_named_baseline_and_appended(tmp_path):
     out = tmp_path / "speed.json"
     for _ in range(2):
         run = _run(tmp_path, fast, slow, "--names", "a", "b", "--baseline", "a", "--data", "data.spacy",
-                   "--pretokenized", "--rounds", "2", "--output", str(out))
+                   "--pretokenized", "--rounds", "2", "--min-words", "95", "--output", str(out))
         assert run.returncode == 0, run.stderr
     rows = json.loads(out.read_text())
     assert len(rows) == 2  # appended, not replaced
     row = rows[-1]
-    assert row["systems"] == ["a", "b"] and row["unit"] == "words/s" and row["words_per_pass"] == 10
+    # 10 gold words, repeated whole to cover --min-words 95
+    assert row["systems"] == ["a", "b"] and row["unit"] == "words/s" and row["words_per_pass"] == 100
     assert row["ratio_best"]["a"] == 1.0 and row["ratio_median"]["a"] == 1.0
     assert row["ratio_best"]["b"] > 0 and row["best"]["b"] > 0
 
