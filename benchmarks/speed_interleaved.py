@@ -10,11 +10,12 @@ each pass, and each gets its best and median pass; ratios are against the baseli
 (the last model unless --baseline says otherwise).
 
 Input: raw text by default (tokenization included, as greenkd-bench-textcat times it),
-or with --pretokenized the gold tokens of DATA as fresh docs (as greenkd-bench-labeller
-and greenkd-bench-parser time it: words/s).
+with --pretokenized the gold tokens of DATA as fresh docs (as greenkd-bench-labeller
+times it: words/s), or with --parser-input the docs greenkd-bench-parser parses (one per
+gold sentence, gold sentence starts).
 
 Usage: python benchmarks/speed_interleaved.py MODEL [MODEL ...] --data DATA.spacy
-           [--names A B ...] [--baseline NAME] [--pretokenized] [--rounds 7]
+           [--names A B ...] [--baseline NAME] [--pretokenized | --parser-input] [--rounds 7]
            [--batch-size 1000] [--min-docs 10000] [--min-words 20000]
            [--output RESULT.json]
 """
@@ -34,12 +35,26 @@ from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
 from greenkd_spacy.atomic import atomic_write_json
+from greenkd_spacy.data.corpus import create_corpus_reader
 from greenkd_spacy.bench import MIN_TIMED_WORDS, one_thread, repeated_texts, timed_pass, timing_copies
 
 
-def pass_timer(nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int) -> Callable[[], float]:
-    """One timed pass of `nlp` over the input: raw texts, or fresh docs of the gold
-    tokens (made untimed, as the labeller and parser benches make them)."""
+def pass_timer(
+    nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int, parser_input: bool = False
+) -> Callable[[], float]:
+    """One timed pass of `nlp` over the input: raw texts, fresh docs of the gold tokens
+    (made untimed, as greenkd-bench-labeller makes them), or with `parser_input` copies
+    of the docs greenkd-bench-parser parses (one per gold sentence, gold sentence
+    starts: a parser run on whole documents without them parses other input)."""
+    if parser_input:
+        def run_parser_input() -> float:
+            docs = [doc.copy() for doc in reference]
+            start = time.perf_counter()
+            for _ in nlp.pipe(docs, batch_size=batch_size):
+                pass
+            return time.perf_counter() - start
+
+        return run_parser_input
     if not pretokenized:
         texts = [doc.text for doc in reference]
         return lambda: timed_pass(nlp, texts, batch_size)
@@ -61,6 +76,7 @@ def main() -> None:
     parser.add_argument("--names", nargs="+", help="a system name per model (default: the paths)")
     parser.add_argument("--baseline", help="the name whose speed is 1.0x (default: the last model)")
     parser.add_argument("--pretokenized", action="store_true", help="words/s on the gold tokens, not docs/s on raw text")
+    parser.add_argument("--parser-input", action="store_true", help="the docs greenkd-bench-parser parses: one per gold sentence, with gold sentence starts (implies --pretokenized)")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--min-docs", type=int, default=10000, help="raw text: a pass covers at least this many docs")
@@ -75,17 +91,26 @@ def main() -> None:
         sys.exit(f"--baseline {baseline!r} is none of the names {names}.")
     one_thread()
     nlps = [spacy.load(m) for m in args.models]
-    reference = list(DocBin().from_disk(args.data).get_docs(nlps[0].vocab))
-    if not reference:
-        sys.exit(f"{args.data} has no docs.")
-    if args.pretokenized:
-        # Whole copies until a pass covers --min-words (as the greenkd-bench-* commands).
-        reference = reference * timing_copies(sum(len(doc) for doc in reference), args.min_words)
-    else:
-        reference = repeated_texts(reference, args.min_docs)  # whole passes long enough to time
+    args.pretokenized = args.pretokenized or args.parser_input
+
+    def read(nlp: Language) -> List[Doc]:
+        """The input in this pipeline's vocab (a parser's labels are its strings)."""
+        if args.parser_input:
+            reader = create_corpus_reader(Path(args.data), gold_preproc=True, gold_sents=True)
+            docs = [eg.predicted for eg in reader(nlp)]
+        else:
+            docs = list(DocBin().from_disk(args.data).get_docs(nlp.vocab))
+        if not docs:
+            sys.exit(f"{args.data} has no docs.")
+        if args.pretokenized:
+            # Whole copies until a pass covers --min-words (as the greenkd-bench-* commands).
+            return docs * timing_copies(sum(len(doc) for doc in docs), args.min_words)
+        return repeated_texts(docs, args.min_docs)  # whole passes long enough to time
+
+    references = [read(nlp) for nlp in nlps]
     unit = "words" if args.pretokenized else "docs"
-    size = sum(len(doc) for doc in reference) if args.pretokenized else len(reference)
-    timers = [pass_timer(nlp, reference, args.pretokenized, args.batch_size) for nlp in nlps]
+    size = sum(len(doc) for doc in references[0]) if args.pretokenized else len(references[0])
+    timers = [pass_timer(nlp, ref, args.pretokenized, args.batch_size, args.parser_input) for nlp, ref in zip(nlps, references)]
     for timer in timers:  # warm up: lazy tables, allocator
         timer()
     seconds: List[List[float]] = [[] for _ in nlps]
