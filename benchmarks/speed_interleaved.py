@@ -36,7 +36,7 @@ from spacy.tokens import Doc, DocBin
 
 from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.data.corpus import create_corpus_reader
-from greenkd_spacy.bench import MIN_TIMED_WORDS, one_thread, repeated_texts, timed_pass, timing_copies
+from greenkd_spacy.bench import MIN_TIMED_WORDS, fresh_docs, one_thread, repeated_texts, timed_pass, timing_copies
 
 
 def pass_timer(
@@ -46,21 +46,12 @@ def pass_timer(
     (made untimed, as greenkd-bench-labeller makes them), or with `parser_input` copies
     of the docs greenkd-bench-parser parses (one per gold sentence, gold sentence
     starts: a parser run on whole documents without them parses other input)."""
-    if parser_input:
-        def run_parser_input() -> float:
-            docs = [doc.copy() for doc in reference]
-            start = time.perf_counter()
-            for _ in nlp.pipe(docs, batch_size=batch_size):
-                pass
-            return time.perf_counter() - start
-
-        return run_parser_input
     if not pretokenized:
         texts = [doc.text for doc in reference]
         return lambda: timed_pass(nlp, texts, batch_size)
 
     def run() -> float:
-        docs = [Doc(nlp.vocab, words=[t.text for t in d], spaces=[bool(t.whitespace_) for t in d]) for d in reference]
+        docs = [doc.copy() for doc in reference] if parser_input else fresh_docs(nlp, reference)
         start = time.perf_counter()
         for _ in nlp.pipe(docs, batch_size=batch_size):
             pass

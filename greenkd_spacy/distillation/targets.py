@@ -261,4 +261,3 @@ def silver_references(teacher: Any, docs: Sequence[Doc], kind: str) -> List[Doc]
     if isinstance(teacher, CachedTeacher):
         return decode_silver(teacher, docs, kind)
     return list(teacher.pipe([doc.copy() for doc in docs]))
-
