@@ -199,6 +199,49 @@ def test_listener_encoder_shares_a_tok2vec():
     assert [t.head.i for t in doc] == heads and [t.dep_ for t in doc] == deps
 
 
+def test_bilstm_context_over_a_listener_learns_and_round_trips(tmp_path):
+    """The parser reads a shared CNN tok2vec through a BiLSTM of its own; the gradient
+    reaches the shared tok2vec through the listener, and the model saves and loads."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "tok2vec",
+        config={
+            "model": {
+                "@architectures": "spacy.HashEmbedCNN.v2", "width": 32, "depth": 1, "embed_size": 300,
+                "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None,
+            }
+        },
+    )
+    model = copy.deepcopy(SMALL_PARSER)
+    model["tok2vec"] = {
+        "@architectures": "greenkd.BiLSTMContext.v1", "hidden_width": 16, "depth": 1, "dropout": 0.0,
+        "tok2vec": {"@architectures": "spacy.Tok2VecListener.v1", "width": 32, "upstream": "*"},
+    }
+    nlp.add_pipe("greenkd_parser", config={"model": model})
+    examples = make_examples(nlp, copy_pos=False)
+    train(nlp, examples, steps=80)
+    embed = nlp.get_pipe("tok2vec").model.get_ref("embed")
+    before = [node.get_param("E").copy() for node in embed.walk() if node.has_param("E")]
+    nlp.update(examples, sgd=nlp.create_optimizer())
+    after = [node.get_param("E") for node in embed.walk() if node.has_param("E")]
+    assert any(not numpy.allclose(b, a) for b, a in zip(before, after))
+    words, heads, deps, _ = SENTENCES[0]
+    doc = nlp(Doc(nlp.vocab, words=words))
+    assert [t.head.i for t in doc] == heads and [t.dep_ for t in doc] == deps
+    nlp.to_disk(tmp_path / "model")
+    nlp2 = spacy.load(tmp_path / "model")
+    doc2 = nlp2(Doc(nlp2.vocab, words=words))
+    assert [t.head.i for t in doc2] == heads and [t.dep_ for t in doc2] == deps
+
+
+def test_bilstm_context_needs_a_width_below_it():
+    from greenkd_spacy.models.encoder import build_bilstm_context
+    from thinc.api import Model
+
+    with pytest.raises(ValueError, match="no output width"):
+        build_bilstm_context(Model("no-width", lambda model, X, is_train: (X, lambda d: d)))
+
+
 def test_multiprocess_pipe_matches_single_process(trained):
     nlp, _ = trained
     texts = ["I like green eggs.", "She ate the pizza with anchovies.", "Green eggs!"] * 4

@@ -14,7 +14,7 @@ CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.cfg"))
 
 NAMES = {
     "architectures": [
-        "greenkd.BiLSTMEncoder.v1", "greenkd.BiaffineParser.v1", "greenkd.DAN.v1", "greenkd.DAN.v2",
+        "greenkd.BiLSTMEncoder.v1", "greenkd.BiLSTMContext.v1", "greenkd.BiaffineParser.v1", "greenkd.DAN.v1", "greenkd.DAN.v2",
         "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
     ],
     "readers": ["greenkd.Corpus.v1", "greenkd.TextFile.v1", "greenkd.DistillCorpus.v1"],

@@ -114,6 +114,48 @@ def build_bilstm_encoder(
     return model
 
 
+@registry.architectures("greenkd.BiLSTMContext.v1")
+def build_bilstm_context(
+    tok2vec: Model[List[Doc], List[Floats2d]],
+    hidden_width: int = 128,
+    depth: int = 1,
+    dropout: float = 0.33,
+) -> Model[List[Doc], List[Floats2d]]:
+    """A stacked BiLSTM over another token encoder's output (e.g. a listener of spaCy's
+    CNN tok2vec), so one component reads sentence-wide context while the others
+    sharing that tok2vec keep its local features: a tagger does well on a CNN's
+    affix-driven windows, a biaffine parser needs the long-range context a window
+    encoder lacks.
+
+    tok2vec (Model[List[Doc], List[Floats2d]]): The encoder below; its width (nO)
+        must be known when the model is built, as a Tok2VecListener's is.
+    hidden_width (int): Hidden width of each LSTM direction; the output is twice this.
+    depth (int): Number of stacked BiLSTM layers.
+    dropout (float): Dropout between LSTM layers (overridden by [training] dropout).
+    RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
+    """
+    if not tok2vec.has_dim("nO") or tok2vec.get_dim("nO") is None:
+        raise ValueError(
+            "(greenkd-spacy) greenkd.BiLSTMContext.v1: the tok2vec below has no output "
+            "width yet; give it one (a spacy.Tok2VecListener.v1 block needs `width`, "
+            "equal to the upstream tok2vec's width)."
+        )
+    width = tok2vec.get_dim("nO")
+    lstm = torch_wrapper(
+        StackedBiLSTM(width, hidden_width, depth, dropout),
+        convert_inputs=list_to_flat_inputs,
+        convert_outputs=flat_to_list_outputs,
+    )
+    lstm.attrs["dropout_rate"] = dropout
+    lstm.set_dim("nI", width)
+    lstm.set_dim("nO", 2 * hidden_width)
+    model: Model[List[Doc], List[Floats2d]] = chain(tok2vec, lstm)
+    model.set_dim("nO", 2 * hidden_width)
+    model.name = "greenkd_bilstm_context"
+    model.attrs["reads_pos"] = bool(tok2vec.attrs.get("reads_pos", False))
+    return model
+
+
 def row_dropout(rate: float, width: int) -> Model[Floats2d, Floats2d]:
     """Zero whole rows (tokens) with probability `rate` while training, unscaled: the
     word embedding is missing, as for an unseen word, not amplified elsewhere. Its rate
