@@ -96,14 +96,7 @@ def build_bilstm_encoder(
     if include_static_vectors:
         embed = concatenate(embed, StaticVectors(nO=word_width, dropout=0.0))
         width += word_width
-    lstm = torch_wrapper(
-        StackedBiLSTM(width, hidden_width, depth, dropout),
-        convert_inputs=list_to_flat_inputs,
-        convert_outputs=flat_to_list_outputs,
-    )
-    lstm.attrs["dropout_rate"] = dropout
-    lstm.set_dim("nI", width)
-    lstm.set_dim("nO", 2 * hidden_width)
+    lstm = bilstm_layer(width, hidden_width, depth, dropout)
     model: Model[List[Doc], List[Floats2d]] = chain(
         embed, with_array(Dropout(dropout)), ragged2list(), lstm
     )
@@ -141,6 +134,17 @@ def build_bilstm_context(
             "equal to the upstream tok2vec's width)."
         )
     width = tok2vec.get_dim("nO")
+    lstm = bilstm_layer(width, hidden_width, depth, dropout)
+    model: Model[List[Doc], List[Floats2d]] = chain(tok2vec, lstm)
+    model.set_dim("nO", 2 * hidden_width)
+    model.name = "greenkd_bilstm_context"
+    model.attrs["reads_pos"] = bool(tok2vec.attrs.get("reads_pos", False))
+    return model
+
+
+def bilstm_layer(width: int, hidden_width: int, depth: int, dropout: float) -> Model[List[Floats2d], List[Floats2d]]:
+    """The stacked BiLSTM as a thinc layer over one (n_tokens, width) array per doc;
+    its dropout follows spaCy's [training] dropout (torch_bridge.sync_dropout)."""
     lstm = torch_wrapper(
         StackedBiLSTM(width, hidden_width, depth, dropout),
         convert_inputs=list_to_flat_inputs,
@@ -149,11 +153,7 @@ def build_bilstm_context(
     lstm.attrs["dropout_rate"] = dropout
     lstm.set_dim("nI", width)
     lstm.set_dim("nO", 2 * hidden_width)
-    model: Model[List[Doc], List[Floats2d]] = chain(tok2vec, lstm)
-    model.set_dim("nO", 2 * hidden_width)
-    model.name = "greenkd_bilstm_context"
-    model.attrs["reads_pos"] = bool(tok2vec.attrs.get("reads_pos", False))
-    return model
+    return lstm
 
 
 def row_dropout(rate: float, width: int) -> Model[Floats2d, Floats2d]:
