@@ -66,6 +66,18 @@ def test_config_candidates_build_with_their_own_encoder(name):
         default_sweep.train_command("ner", name, 10)
 
 
+def test_step_capped_sweep_trains_apart_and_stops_on_steps():
+    command = default_sweep.train_command("parser-ta", "hybrid-drop3", 0, max_steps=1400)
+    overrides = overrides_of(command)
+    assert overrides["training.max_steps"] == "1400"
+    assert overrides["training.before_update.minutes"] in ("0", "0.0")
+    out = Path(command[command.index("--output") + 1])
+    assert out == Path("training/parser-ta/sweep-1400steps/hybrid-drop3")
+    # The budgeted sweep neither resumes into nor overwrites the capped one.
+    assert default_sweep.sweep_dir("parser-ta") != default_sweep.sweep_dir("parser-ta", 1400)
+    assert "training.max_steps" not in overrides_of(default_sweep.train_command("parser-ta", "hybrid-drop3", 10))
+
+
 def test_sweep_table_records_an_eval_score_without_choosing_by_it(tmp_path):
     from spacy.tokens import DocBin
 
