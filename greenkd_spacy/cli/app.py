@@ -40,6 +40,7 @@ def command(name: str, spacy_name: Optional[str] = None, **kwargs) -> Callable[[
 
 
 SKIP_MISSING_HELP = "If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"
+MIN_WORDS_HELP = "Each timed pass runs the data whole as many times as it takes to cover this many words (a pass of a small test set is too short to time)"
 
 
 def skipped(model: Path, system: str, skip_missing: bool) -> bool:

@@ -8,7 +8,7 @@ from wasabi import msg
 
 from ..bench import MIN_TIMED_WORDS, add_distill_cost, add_train_cost, bench_parser, disk_bytes, stamp, write_row
 from ..data.corpus import create_corpus_reader
-from .app import SKIP_MISSING_HELP, command, skipped
+from .app import MIN_WORDS_HELP, SKIP_MISSING_HELP, command, skipped
 
 
 @command("bench-parser")
@@ -24,7 +24,7 @@ def bench_parser_cli(
     gold_sents: bool = typer.Option(True, "--gold-sents/--no-gold-sents", help="Give gold sentence boundaries"),
     gold_preproc: bool = typer.Option(True, "--gold-preproc/--no-gold-preproc", help="One doc per gold sentence"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
-    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help="Each timed pass runs the data whole as many times as it takes to cover this many words (a pass of a small test set is too short to time)"),
+    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help=MIN_WORDS_HELP),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     distill_summary: Optional[List[Path]] = typer.Option(
         None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row; repeat it for a run resumed with more steps (training summed, the teacher pass counted once)"

@@ -20,7 +20,7 @@ from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
 from ..data.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
-from .app import SKIP_MISSING_HELP, command, skipped
+from .app import MIN_WORDS_HELP, SKIP_MISSING_HELP, command, skipped
 
 
 @command("convert-conll")
@@ -127,7 +127,7 @@ def bench_labeller_cli(
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSON list to add the row to (a row of the same system is replaced)"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", help="Docs per nlp.pipe batch"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
-    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help="Each timed pass runs the data whole as many times as it takes to cover this many words (a pass of a small test set is too short to time)"),
+    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help=MIN_WORDS_HELP),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
     train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable). With --distill-summary only its peak memory is taken (the times are the summary's)"),
