@@ -60,6 +60,17 @@ CONFIG_CANDIDATES: Dict[str, Dict[str, Any]] = {
                      "overrides": {"training.dropout": "0.1"}},
     "hybrid-drop3": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                      "overrides": {"training.dropout": "0.33"}},
+    # Leaner hybrids, tried after hybrid-drop3 parsed EWT at 0.89-0.94x spaCy's words/s: in
+    # alternating passes over EWT test (untrained weights, one thread;
+    # benchmarks/results/explore_hybrid_speed_ewt.json) a 128-unit arc MLP made the pipeline
+    # 3 % faster, with a 2-layer CNN 16 %, with a 64-unit BiLSTM instead 7 % (lean: not timed).
+    "hybrid-cnn2": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
+                    "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
+                                  "components.greenkd_parser.model.arc_mlp_size": "128"}},
+    "hybrid-lean": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
+                    "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
+                                  "components.greenkd_parser.model.arc_mlp_size": "128",
+                                  "components.greenkd_parser.model.tok2vec.hidden_width": "64"}},
 }
 
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
