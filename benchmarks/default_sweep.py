@@ -67,10 +67,12 @@ CONFIG_CANDIDATES: Dict[str, Dict[str, Any]] = {
     "hybrid-cnn2": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                     "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
                                   "components.greenkd_parser.model.arc_mlp_size": "128"}},
-    "hybrid-lean": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
-                    "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
-                                  "components.greenkd_parser.model.arc_mlp_size": "128",
-                                  "components.greenkd_parser.model.tok2vec.hidden_width": "64"}},
+}
+# hybrid-lean: hybrid-cnn2 with a 64-unit BiLSTM.
+CONFIG_CANDIDATES["hybrid-lean"] = {
+    **CONFIG_CANDIDATES["hybrid-cnn2"],
+    "overrides": {**CONFIG_CANDIDATES["hybrid-cnn2"]["overrides"],
+                  "components.greenkd_parser.model.tok2vec.hidden_width": "64"},
 }
 
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
