@@ -311,6 +311,14 @@ def command_line() -> str:
     args = [shlex.quote(a) for a in sys.argv[1:]]
     if args and args[0].startswith("greenkd-"):
         return " ".join(["python -m spacy"] + args)
+    script = Path(sys.argv[0]) if sys.argv else Path()
+    if script.suffix == ".py" and script.name != "__main__.py":
+        # A script such as benchmarks/tfidf_svm.py, named as it was run.
+        try:
+            script = script.resolve().relative_to(Path.cwd())
+        except ValueError:
+            pass
+        return " ".join(["python", shlex.quote(str(script))] + args)
     return " ".join(["python -m greenkd_spacy"] + args)
 
 

@@ -27,11 +27,13 @@ class Warnings(metaclass=ErrorsWithCodes):
 
     W003 = (
         "'{name}' was trained to read UPOS (its encoder has pos_width > 0), but the docs it "
-        "parses carry no POS: no tagger or morphologizer runs before it, and the corpus "
-        "gives none. It parses them far worse (a model trained with gold POS and run "
-        "without it can lose half its LAS). Put a tagger before it in the pipeline, "
-        "score with gold POS (`greenkd-bench-parser --gold-pos`), or train a config "
-        "without POS (configs/parser_bilstm_raw.cfg, or pos_width = 0)."
+        "parses carry no POS: nothing before it sets Token.pos, and the corpus gives none. "
+        "It parses them far worse (a model trained with gold POS and run without it can "
+        "lose half its LAS). Put a `morphologizer` before it (it predicts UPOS; spaCy's "
+        "`tagger` sets only Token.tag, which needs an `attribute_ruler` tag map to become "
+        "POS) and list it in [training] annotating_components, score with gold POS "
+        "(`greenkd-bench-parser --gold-pos`), or train a config without POS "
+        "(configs/parser_bilstm_raw.cfg, or pos_width = 0)."
     )
 
 
@@ -56,9 +58,10 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E010 = (
         "The teacher component '{teacher}' ({kind}) cannot teach the student "
-        "'{student}' ({expected}): it does not produce the same head's distributions. "
-        "Map the student to a teacher component of the same kind in "
-        "[distillation.student_to_teacher]."
+        "'{student}', which learns from: {expected}. The pairs that work, and what each "
+        "learns (soft or silver targets), are the table 'Which teacher can teach which "
+        "student' in docs/distillation.md. Map the student to such a teacher component "
+        "in [distillation.student_to_teacher], or change the student's factory."
     )
     E011 = (
         "The label sets of student '{student}' and teacher '{teacher}' differ (in the "

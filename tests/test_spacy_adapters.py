@@ -230,6 +230,63 @@ def test_spacy_softmax_taggers_learn_from_their_own_kind(factory, tmp_path):
     assert student.get_pipe(factory).labels == teacher.get_pipe(factory).labels
 
 
+def test_spacy_senter_learns_a_parsers_sentence_starts_and_shares_its_teacher_pass(tmp_path):
+    """A teacher without a senter still teaches one: its parser's trees give the
+    sentence starts (silver), cached as the parser student's records, so a student
+    with a parser and a senter runs one teacher pass for both."""
+    fix_random_seed(0)
+    halves = [
+        (["I", "like", "green", "eggs", "."], [1, 1, 3, 1, 1], ["nsubj", "ROOT", "amod", "obj", "punct"]),
+        (["She", "ate", "pizza", "."], [1, 1, 1, 1], ["nsubj", "ROOT", "obj", "punct"]),
+    ]
+    # Each doc is two sentences (two trees): the second starts mid-doc.
+    docs = [halves, halves[::-1]]
+    nlp = spacy.blank("en")
+    nlp.add_pipe("parser", config={"min_action_freq": 1})
+    examples = []
+    for pair in docs:
+        words = [w for ws, _, _ in pair for w in ws]
+        offset = len(pair[0][0])
+        heads = pair[0][1] + [h + offset for h in pair[1][1]]
+        deps = pair[0][2] + pair[1][2]
+        examples.append(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, heads=heads, deps=deps)))
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(80):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    (tmp_path / "raw.txt").write_text("\n".join(eg.reference.text for eg in examples) + "\n", encoding="utf8")
+    teacher = spacy.load(tmp_path / "teacher")
+
+    def starts(pipeline):
+        return [[t.is_sent_start for t in pipeline(Doc(pipeline.vocab, words=[t.text for t in eg.reference]))] for eg in examples]
+
+    expected = [[t.is_sent_start for t in eg.reference] for eg in examples]
+    assert starts(teacher) == expected
+    assert sum(expected[0]) == 2
+    config = spacy_config(tmp_path, "senter", max_steps=80, raw_text=True)
+    config["nlp"]["pipeline"] = ["senter", "parser"]
+    config["components"]["parser"] = {"factory": "parser", "min_action_freq": 1}
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert type(student.get_pipe("senter")).__name__ == "SentenceRecognizer"
+    senter_only = spacy.load(tmp_path / "out" / "model-best", exclude=["parser"])
+    assert starts(senter_only) == expected
+    # One teacher pass: the senter's records are the parser student's.
+    assert sorted(summary["annotation"]["senter"]["components"]) == ["parser", "senter"]
+    assert len(list((tmp_path / "cache").glob("*/manifest.json"))) == 1
+
+
+def test_a_senter_refuses_a_tagger_teacher(tagger_teacher, tmp_path):
+    """Neither a senter nor a tree: E010 before the teacher pass, naming both kinds."""
+    teacher = spacy.load(tagger_teacher / "model")
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = spacy_config(tmp_path, "senter")
+    config["distillation"]["student_to_teacher"] = {"senter": "tagger"}
+    with pytest.raises(ValueError, match="E010.*senter.*parser"):
+        distill(teacher, config, tmp_path / "out")
+    assert not (tmp_path / "cache").exists()
+
+
 @spacy.registry.callbacks("test.stop_at_step.v1")
 def _stop_at_step(step: int):
     def before_update(nlp, info):

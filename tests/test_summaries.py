@@ -1,6 +1,9 @@
 """The studies' target checks read the results rows and nothing else."""
 import importlib.util
+import sys
 from pathlib import Path
+
+import pytest
 
 
 def _load(name):
@@ -185,3 +188,21 @@ def test_a_second_step_budget_is_compared_only_with_itself():
     assert checks["D-80 with dropout beats Base-80 (LAS; ours)"]["met"] is False
     budget = checks["D-80 with dropout beats Base-80 (LAS; ours, 1k steps)"]
     assert budget["met"] is True and budget["figures"] == "D-80-drop 86.60 vs Base-80 86.50"
+
+
+@pytest.mark.parametrize(
+    "argv,expected",
+    [
+        (["/x/spacy/__main__.py", "greenkd-bench-parser", "m", "t.spacy"], "python -m spacy greenkd-bench-parser m t.spacy"),
+        (["benchmarks/tfidf_svm.py", "train.spacy", "--system", "tfidf-svm"], "python benchmarks/tfidf_svm.py train.spacy --system tfidf-svm"),
+        (["/x/greenkd_spacy/__main__.py", "a b"], "python -m greenkd_spacy 'a b'"),
+    ],
+)
+def test_a_row_records_the_command_that_reruns_it(monkeypatch, argv, expected):
+    """A result row's `command` is what a user types again: a script run as
+    `python benchmarks/X.py` keeps its path (it was once recorded as `python -m
+    greenkd_spacy ...`, which runs something else)."""
+    from greenkd_spacy.bench import command_line
+
+    monkeypatch.setattr(sys, "argv", argv)
+    assert command_line() == expected

@@ -15,7 +15,8 @@ targets (per-token class probabilities; codec: targets.encode/decode_tag_margina
 targets.encode/decode_class_probs, the cache shared with greenkd_textcat students of the
 same teacher); spaCy's `ner`, `parser`, `trainable_lemmatizer` and `spancat` teaching
 and learning silver targets (the teacher's predicted entities / trees / lemmas / spans;
-targets.encode/decode_silver).
+targets.encode/decode_silver); `senter` learning a parser's sentence starts (silver,
+from the same records as a parser student's trees).
 """
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -74,6 +75,12 @@ class TaggerAdapter(SpacyPipeAdapter):
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         kind = type(self.pipe).__name__
+        if isinstance(self.pipe, SentenceRecognizer):
+            # distillable(pipe, teacher) gives a senter of a parser its silver adapter.
+            ok = type(teacher_pipe) is type(self.pipe) or SentStartsFromTreesAdapter.teaches(teacher_pipe)
+            expected = f"{kind} (spaCy's; soft) or a parser (silver sentence starts)"
+            self.require_teacher_kind(teacher_pipe, ok, expected)
+            return
         self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), f"{kind} (spaCy's)")
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
@@ -282,6 +289,41 @@ class SilverAdapter(SpacyPipeAdapter):
         return reference.has_annotation(attr)
 
 
+class SentStartsFromTreesAdapter(SilverAdapter):
+    """spaCy's `senter` learning the sentence starts of a parser teacher (spaCy's
+    transition `parser` or a greenkd_parser), for teachers that have no senter of their
+    own: the teacher's trees are cached as the parser students' silver records (one
+    record kind, so a pipeline with a parser and a senter student runs one teacher
+    pass for both), and each tree's root span is a sentence of the reference."""
+
+    def __init__(self, pipe: Any):
+        SpacyPipeAdapter.__init__(self, pipe)
+        self.kind, self.factory = "deps", "senter"
+        self._carry = CopyCarry()
+
+    @staticmethod
+    def teaches(teacher_pipe: Any) -> bool:
+        """Whether the teacher writes trees (and so sentence starts)."""
+        return type(teacher_pipe) is DependencyParser or getattr(teacher_pipe, "silver_kind", None) == "deps"
+
+    def check_teacher_kind(self, teacher_pipe: Any) -> None:
+        self.require_teacher_kind(
+            teacher_pipe, self.teaches(teacher_pipe), "parser (spaCy's) or greenkd_parser (silver sentence starts)"
+        )
+
+    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
+        return {}  # the senter's two classes are its own, not the teacher's labels
+
+    def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
+        return None
+
+    def check_labels(self, teacher_pipe: Any) -> None:
+        return None
+
+    def has_gold(self, reference: Doc) -> bool:
+        return reference.has_annotation("SENT_START")
+
+
 class TextcatAdapter(SpacyPipeAdapter):
     """spaCy's `textcat` (BOW, ensemble, CNN) and `textcat_multilabel` learning the class
     probabilities of a text classifier — spaCy's, greenkd's DAN, or a transformer
@@ -372,10 +414,14 @@ ADAPTERS = {
 }
 
 
-def distillable(pipe: Any) -> Optional[Any]:
+def distillable(pipe: Any, teacher_pipe: Any = None) -> Optional[Any]:
     """What speaks the distillation contract for a pipe: itself (greenkd components),
-    an adapter (spaCy's own components, by exact class), or None (not distillable)."""
+    an adapter (spaCy's own components, by exact class), or None (not distillable).
+    Given its teacher, the adapter for that pair: a `senter` learns a senter's
+    distributions (soft) or a parser's sentence starts (silver)."""
     if getattr(pipe, "is_distillable", False):
         return pipe
+    if type(pipe) is SentenceRecognizer and teacher_pipe is not None and SentStartsFromTreesAdapter.teaches(teacher_pipe):
+        return SentStartsFromTreesAdapter(pipe)
     adapter = ADAPTERS.get(type(pipe))
     return adapter(pipe) if adapter is not None else None

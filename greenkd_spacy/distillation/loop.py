@@ -91,7 +91,9 @@ def pair_components(
             raise ValueError(
                 Errors.E015.format(teacher=teacher_name, student=name, available=teacher.pipe_names)
             )
-        pairs.append((name, pipe, teacher.get_pipe(teacher_name)))
+        teacher_pipe = teacher.get_pipe(teacher_name)
+        # The adapter for this pair (a senter learns a parser's sentence starts as silver).
+        pairs.append((name, distillable(proc, teacher_pipe), teacher_pipe))
     if not pairs:
         raise ValueError(Errors.E017.format(pipe_names=student.pipe_names))
     return pairs

@@ -118,11 +118,12 @@ class RecordMaker:
         )
         pairs = []
         for pair in job.pair_jobs():
-            pipe = distillable(student.get_pipe(pair.student_pipe))
+            teacher_pipe = teacher.get_pipe(pair.teacher_pipe)
+            pipe = distillable(student.get_pipe(pair.student_pipe), teacher_pipe)
             pipe.cfg.update(pair.student_cfg)
             if _canonical(pipe.teacher_settings()) != _canonical(pair.settings):
                 raise RuntimeError(Errors.E037.format(settings=pipe.teacher_settings(), expected=pair.settings))
-            pairs.append((teacher.get_pipe(pair.teacher_pipe), pipe))
+            pairs.append((teacher_pipe, pipe))
         return cls(teacher, pairs, job.top_k, job.batch_size)
 
     def records(self, examples: List[Example]) -> List[Dict[str, Dict]]:
