@@ -383,10 +383,14 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
     steps = [training.get("steps") for training in trainings]
     if None not in steps:
         row["train_steps"] = max(steps)  # a resumed run counts its steps from the start
+    # train_max_rss_mb is the whole `spacy distill` process's peak (pass and training);
+    # the pass's own peak is also kept apart, as the rows count the pass apart.
+    pass_peaks = [info["max_rss_mb"] for info in passes.values() if info.get("max_rss_mb") is not None]
     peaks = [training["max_rss_mb"] for training in trainings if training.get("max_rss_mb") is not None]
-    peaks += [info["max_rss_mb"] for info in passes.values() if info.get("max_rss_mb") is not None]
-    if peaks:
-        row["train_max_rss_mb"] = max(peaks)
+    if pass_peaks:
+        row["teacher_annotation_max_rss_mb"] = max(pass_peaks)
+    if peaks or pass_peaks:
+        row["train_max_rss_mb"] = max(peaks + pass_peaks)
     return row
 
 

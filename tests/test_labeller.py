@@ -153,6 +153,41 @@ def test_distil_ner_student_from_ner_teacher(tmp_path):
     assert summary["training"]["best_score"] > 0.9
 
 
+def test_distil_chunker_student_from_chunker_teacher(tmp_path):
+    """greenkd_chunker -> greenkd_chunker on raw words: per-token tag marginals (soft)."""
+    torch.manual_seed(0)
+    teacher = spacy.blank("en")
+    teacher.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
+    chunks = ((["the", "cat", "sat"], ["B-NP", "I-NP", "B-VP"]), (["a", "dog", "ran", "home"], ["B-NP", "I-NP", "B-VP", "B-NP"]))
+    egs = [Example(teacher.make_doc(" ".join(w)), sentence_doc(teacher.vocab, w, ["X"] * len(w), t, "conll00")) for w, t in chunks]
+    optimizer = teacher.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(60):
+        teacher.update(egs, sgd=optimizer)
+    teacher.to_disk(tmp_path / "teacher")
+    DocBin(docs=[eg.reference for eg in egs]).to_disk(tmp_path / "train.spacy")
+    student = spacy.blank("en")
+    student.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
+    config = student.config
+    config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy")})
+    config["corpora"] = {
+        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
+        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
+    }
+    config["distillation"] = {
+        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "gold_weight": 0.0,
+        "cache_dir": str(tmp_path / "cache"),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 8},
+        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
+    }
+    trained, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
+    assert trained.get_pipe("greenkd_chunker").labels == teacher.get_pipe("greenkd_chunker").labels
+    assert summary["annotation"]["greenkd_chunker"]["docs"] == 2
+    for words, _ in chunks:
+        got, want = trained(" ".join(words)), teacher(" ".join(words))
+        assert [(s.text, s.label_) for s in got.spans["chunks"]] == [(s.text, s.label_) for s in want.spans["chunks"]]
+
+
 def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_path):
     """The study's path as a user runs it: spacy train (LD-Net config with an LM), the
     layer-selection config sourcing it, greenkd-prune-lm, greenkd-bench-labeller."""

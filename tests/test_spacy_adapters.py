@@ -65,6 +65,29 @@ def test_spacy_tagger_learns_from_a_spacy_tagger(tagger_teacher, tmp_path):
     assert tags(spacy.load(tmp_path / "out" / "model-best")) == tags(teacher)
 
 
+def test_student_to_teacher_picks_the_teacher_component_by_name(tagger_teacher, tmp_path):
+    """[distillation.student_to_teacher] names the teacher component a student learns
+    from, here a second tagger (every word "X") instead of the student's namesake."""
+    teacher = spacy.load(tagger_teacher / "model")
+    fix_random_seed(0)
+    other = spacy.blank("en")
+    other.add_pipe("tagger")
+    examples = [
+        Example(Doc(other.vocab, words=words), Doc(other.vocab, words=words, tags=["X"] * len(words)))
+        for words, _, _, _ in SENTENCES
+    ]
+    optimizer = other.initialize(lambda: examples)
+    for _ in range(30):
+        other.update(examples, sgd=optimizer)
+    teacher.add_pipe("tagger", name="x_tagger", source=other)
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = tagger_config(tmp_path)
+    config["distillation"]["student_to_teacher"] = {"tagger": "x_tagger"}
+    student, _ = distill(teacher, config, tmp_path / "out")
+    assert student.get_pipe("tagger").labels == ("X",)
+    assert {tag for doc_tags in tags(student) for tag in doc_tags} == {"X"}
+
+
 def test_tagger_cannot_learn_from_another_kind(teacher_dir, tmp_path):
     """A greenkd_parser cannot teach a tagger: said before the teacher pass."""
     teacher = spacy.load(teacher_dir / "model")
@@ -389,6 +412,7 @@ def _trained_textcat(factory, config=None):
 @pytest.mark.parametrize("teacher_factory,student_factory", [
     ("greenkd_textcat", "textcat"),  # our DAN teaches spaCy's BOW
     ("textcat_multilabel", "textcat_multilabel"),
+    ("greenkd_textcat_multilabel", "textcat_multilabel"),  # our multilabel DAN teaches spaCy's
 ])
 def test_spacy_textcat_learns_from_a_dan_and_multilabel_from_multilabel(textcat_teacher, tmp_path, teacher_factory, student_factory):
     (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())

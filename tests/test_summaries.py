@@ -156,6 +156,22 @@ def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
     row = add_distill_cost({}, [tmp_path / "s.json"])
     assert row["teacher_annotation_cpu_seconds"] == 520.0
     assert row["teacher_annotation_wall_seconds"] == 310.0
+    assert "teacher_annotation_max_rss_mb" not in row  # no peak recorded, none claimed
+
+
+def test_the_teacher_pass_peak_memory_is_kept_apart_from_the_process_peak(tmp_path):
+    import srsly
+
+    from greenkd_spacy.bench import add_distill_cost
+
+    annotation = {"ner": {"cpu_seconds": 5.0, "max_rss_mb": 3000.0}}
+    srsly.write_json(tmp_path / "s.json", {"annotation": annotation, "training": {"cpu_seconds": 1.0, "max_rss_mb": 2000.0}})
+    row = add_distill_cost({}, [tmp_path / "s.json"])
+    assert (row["teacher_annotation_max_rss_mb"], row["train_max_rss_mb"]) == (3000.0, 3000.0)
+    annotation["ner"]["max_rss_mb"] = 1500.0
+    srsly.write_json(tmp_path / "s.json", {"annotation": annotation, "training": {"cpu_seconds": 1.0, "max_rss_mb": 2000.0}})
+    row = add_distill_cost({}, [tmp_path / "s.json"])
+    assert (row["teacher_annotation_max_rss_mb"], row["train_max_rss_mb"]) == (1500.0, 2000.0)
 
 
 def test_a_distilled_rows_peak_memory_comes_with_its_times(tmp_path):

@@ -241,6 +241,48 @@ def test_distill_from_spacy_textcat_teacher(tmp_path):
     assert (tmp_path / "out" / "model-best").exists()
 
 
+@pytest.mark.parametrize("teacher_factory,student_factory", [
+    ("greenkd_textcat", "greenkd_textcat"),  # a large DAN teaches a small one
+    ("textcat_multilabel", "greenkd_textcat_multilabel"),  # spaCy's multilabel teaches ours
+])
+def test_dan_learns_from_a_dan_and_multilabel_from_spacys_multilabel(tmp_path, teacher_factory, student_factory):
+    """Raw text only (no gold cats): what the student knows came from the teacher."""
+    torch.manual_seed(0)
+    if teacher_factory.startswith("greenkd"):
+        teacher = trained(teacher_factory, steps=60)
+    else:
+        teacher = spacy.blank("en")
+        teacher.add_pipe(teacher_factory)
+        egs = examples(teacher)
+        optimizer = teacher.initialize(lambda: egs)
+        for _ in range(40):
+            teacher.update(egs, sgd=optimizer)
+    teacher_name = teacher.pipe_names[0]
+    teacher.to_disk(tmp_path / "teacher")
+    texts = sorted({t for t, _ in DATA})
+    DocBin(docs=[teacher.make_doc(t) for t in texts]).to_disk(tmp_path / "raw.spacy")
+    student = spacy.blank("en")
+    student.add_pipe(student_factory, config=SMALL)
+    config = student.config
+    config["paths"].update({"train": str(tmp_path / "raw.spacy"), "dev": str(tmp_path / "raw.spacy")})
+    config["corpora"] = {
+        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
+        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
+    }
+    config["distillation"] = {
+        "corpus": "corpora.train", "max_steps": 80, "eval_frequency": 20, "gold_weight": 0.0,
+        "cache_dir": str(tmp_path / "cache"), "student_to_teacher": {student_factory: teacher_name},
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 4},
+        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
+    }
+    trained_student, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
+    assert summary["annotation"][student_factory]["docs"] == len(texts)
+    assert trained_student.get_pipe(student_factory).labels == teacher.get_pipe(teacher_name).labels
+    for text in texts:
+        want, got = teacher(text).cats, trained_student(text).cats
+        assert max(got, key=got.get) == max(want, key=want.get)
+
+
 def test_labeled_readers_name_file_and_line(tmp_path):
     bad = tmp_path / "bad.tsv"
     bad.write_text("sentence\tlabel\ngood one\t1\nno label here\n", encoding="utf8")
