@@ -221,14 +221,16 @@ def bench_textcat_cli(
     repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     min_docs: int = typer.Option(10000, "--min-docs", help="Docs per timed pass: the test texts are repeated up to this many, so small test sets time long enough (accuracy uses each text once)"),
-    train_cost: Optional[Path] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training. With --distill-summary only its peak memory is taken (the times are the summary's)"),
+    train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable: phases are summed, the peak is the largest). With --distill-summary only its peak memory is taken (the times are the summary's), plus a fine-tuning `spacy train`'s seconds"),
     train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
-    distill_summary: Optional[Path] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row"),
+    distill_summary: Optional[List[Path]] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row (repeatable for a resumed run)"),
     extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
     skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
 ) -> None:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
-    report accuracy, docs/s at each batch size, parameters and size on disk."""
+    report accuracy, macro-F1 and per-class precision/recall/F1, docs/s at each batch
+    size, parameters, size on disk and, given --train-cost / --distill-summary, the
+    training and teacher-pass cost (wall, CPU-s, steps, peak RSS)."""
     if skipped(model, system, skip_missing):
         return
     nlp = spacy.load(model)
@@ -246,7 +248,7 @@ def bench_textcat_cli(
     row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs))
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
     add_distill_cost(row, distill_summary)
-    add_train_cost(row, train_cost, train_steps, peak_only=distill_summary is not None)
+    add_train_cost(row, train_cost, train_steps, peak_only=bool(distill_summary))
     if extra:
         row["note"] = extra
     stamp(row, model, data)
