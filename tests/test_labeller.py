@@ -15,6 +15,8 @@ from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.models.pytorch.dense_lm import LMShape
 from greenkd_spacy.training.lm_pretrain import pretrain_lm
 
+from .util import distill_config
+
 TINY_ENCODER = {"@architectures": "greenkd.LDNetEncoder.v1", "word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
 TINY = {"model": {"dropout": 0.0, "tok2vec": TINY_ENCODER}}
 TEXTS = [
@@ -136,18 +138,8 @@ def test_distil_ner_student_from_ner_teacher(tmp_path):
     DocBin(docs=[eg.reference for eg in ner_examples(teacher)]).to_disk(tmp_path / "train.spacy")
     student = spacy.blank("en")
     student.add_pipe("greenkd_ner", config=copy.deepcopy(TINY))
-    config = student.config
-    config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy")})
-    config["corpora"] = {
-        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
-        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
-    }
+    config = distill_config(student, tmp_path / "train.spacy", tmp_path / "cache")
     config["training"]["eval_frequency"] = 20
-    config["distillation"] = {
-        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "cache_dir": str(tmp_path / "cache"),
-        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 8},
-        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
-    }
     trained, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
     assert trained.get_pipe("greenkd_ner").labels == teacher.get_pipe("greenkd_ner").labels
     assert summary["training"]["best_score"] > 0.9
@@ -168,18 +160,7 @@ def test_distil_chunker_student_from_chunker_teacher(tmp_path):
     DocBin(docs=[eg.reference for eg in egs]).to_disk(tmp_path / "train.spacy")
     student = spacy.blank("en")
     student.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
-    config = student.config
-    config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy")})
-    config["corpora"] = {
-        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
-        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
-    }
-    config["distillation"] = {
-        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "gold_weight": 0.0,
-        "cache_dir": str(tmp_path / "cache"),
-        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 8},
-        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
-    }
+    config = distill_config(student, tmp_path / "train.spacy", tmp_path / "cache", gold_weight=0.0)
     trained, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
     assert trained.get_pipe("greenkd_chunker").labels == teacher.get_pipe("greenkd_chunker").labels
     assert summary["annotation"]["greenkd_chunker"]["docs"] == 2

@@ -11,6 +11,8 @@ from greenkd_spacy.cli import app
 from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.data.labeled import read_labeled
 
+from .util import distill_config
+
 SMALL = {"model": {"max_ngrams": 500, "width": 16, "hidden_width": 16}}
 DATA = [
     ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
@@ -263,18 +265,11 @@ def test_dan_learns_from_a_dan_and_multilabel_from_spacys_multilabel(tmp_path, t
     DocBin(docs=[teacher.make_doc(t) for t in texts]).to_disk(tmp_path / "raw.spacy")
     student = spacy.blank("en")
     student.add_pipe(student_factory, config=SMALL)
-    config = student.config
-    config["paths"].update({"train": str(tmp_path / "raw.spacy"), "dev": str(tmp_path / "raw.spacy")})
-    config["corpora"] = {
-        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
-        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
-    }
-    config["distillation"] = {
-        "corpus": "corpora.train", "max_steps": 80, "eval_frequency": 20, "gold_weight": 0.0,
-        "cache_dir": str(tmp_path / "cache"), "student_to_teacher": {student_factory: teacher_name},
-        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 4},
-        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
-    }
+    config = distill_config(
+        student, tmp_path / "raw.spacy", tmp_path / "cache", max_steps=80, gold_weight=0.0,
+        student_to_teacher={student_factory: teacher_name},
+        batcher={"@batchers": "spacy.batch_by_sequence.v1", "size": 4},
+    )
     trained_student, summary = distill(str(tmp_path / "teacher"), config, tmp_path / "out")
     assert summary["annotation"][student_factory]["docs"] == len(texts)
     assert trained_student.get_pipe(student_factory).labels == teacher.get_pipe(teacher_name).labels

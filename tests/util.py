@@ -98,3 +98,22 @@ def save_tiny_source(path: Path, component: str) -> None:
             examples = [Example(Doc(nlp.vocab, words=["the", "cat"]), reference)]
     nlp.initialize(lambda: examples)
     nlp.to_disk(path)
+
+
+def distill_config(student: Language, train: Path, cache_dir: Path, **distillation) -> "spacy.Config":
+    """The config of a tiny student pipeline made in code, set up for `distill`: train
+    and dev both read `train` (a .spacy file), Adam at 0.01, batches of 8 docs,
+    60 steps; keyword arguments override [distillation]."""
+    config = student.config
+    config["paths"].update({"train": str(train), "dev": str(train)})
+    config["corpora"] = {
+        "train": {"@readers": "spacy.Corpus.v1", "path": "${paths.train}"},
+        "dev": {"@readers": "spacy.Corpus.v1", "path": "${paths.dev}"},
+    }
+    config["distillation"] = {
+        "corpus": "corpora.train", "max_steps": 60, "eval_frequency": 20, "cache_dir": str(cache_dir),
+        "batcher": {"@batchers": "spacy.batch_by_sequence.v1", "size": 8},
+        "optimizer": {"@optimizers": "Adam.v1", "learn_rate": 0.01},
+        **distillation,
+    }
+    return config
