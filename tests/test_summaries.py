@@ -222,3 +222,23 @@ def test_a_row_records_the_command_that_reruns_it(monkeypatch, argv, expected):
 
     monkeypatch.setattr(sys, "argv", argv)
     assert command_line() == expected
+
+
+def test_pipeline_checks_report_the_gap_share_and_compare_speed_within_one_run():
+    pipeline = _load("summarize_pipeline")
+    rows = [
+        {"system": "teacher-trf", "las": 86.0, "words_per_second": 300, "date": "d"},
+        {"system": "student-greenkd", "las": 85.0, "words_per_second": 9000, "date": "d"},
+        {"system": "student-spacy-cnn", "las": 84.5, "words_per_second": 8000, "date": "d"},
+        {"system": "spacy-cnn-gold", "las": 84.0, "words_per_second": 7000, "date": "d"},
+    ]
+    checks = {c["target"]: c for c in pipeline.check("pipeline", rows)}
+    assert checks["teacher at least 3 LAS above the gold baseline (else: a small teacher, said so)"]["met"] is False
+    assert "50% of 2.00" in checks["student-greenkd: share of the teacher-minus-baseline gap closed"]["figures"]
+    assert checks["better student >= gold baseline + 2.0 LAS at >= 1.0x its words/s"]["met"] is False  # +1.0 only
+    assert checks["better student within 2.0 LAS of the teacher at >= 15x its words/s"]["met"] is True  # 1.0 at 30x
+    rows[1].update(las=86.5, date="other day")  # benched in another run: speed not comparable
+    checks = {c["target"]: c for c in pipeline.check("pipeline", rows)}
+    assert checks["better student >= gold baseline + 2.0 LAS at >= 1.0x its words/s"]["met"] is None
+    ner = pipeline.check("ner", [dict(r, f1=r["las"], system=r["system"].replace("spacy-cnn-gold", "spacy-ner-gold")) for r in rows[:1] + rows[2:]])
+    assert not any("within 2.0" in c["target"] for c in ner)
