@@ -17,7 +17,7 @@ gold sentence, gold sentence starts).
 Usage: python benchmarks/speed_interleaved.py MODEL [MODEL ...] --data DATA.spacy
            [--names A B ...] [--baseline NAME] [--pretokenized | --parser-input] [--rounds 7]
            [--batch-size 1000] [--min-docs 10000] [--min-words 20000]
-           [--output RESULT.json]
+           [--by-component] [--output RESULT.json]
 """
 import argparse
 import datetime
@@ -27,7 +27,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, List
+from typing import Callable, Dict, List
 
 import spacy
 import srsly
@@ -60,6 +60,32 @@ def pass_timer(
     return run
 
 
+def component_timer(
+    nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int, parser_input: bool = False
+) -> Callable[[], Dict[str, float]]:
+    """One pass like pass_timer's, each component run over all the docs in turn (the
+    tokenizer first, on raw text): seconds per component, where the time goes. A
+    component over the whole input at once, not batch by batch through the pipeline as
+    nlp.pipe runs it, so the sum differs a little from a pass's own time."""
+
+    def run() -> Dict[str, float]:
+        seconds: Dict[str, float] = {}
+        if pretokenized:
+            docs = [doc.copy() for doc in reference] if parser_input else fresh_docs(nlp, reference)
+        else:
+            texts = [doc.text for doc in reference]
+            start = time.perf_counter()
+            docs = [nlp.make_doc(text) for text in texts]
+            seconds["tokenizer"] = time.perf_counter() - start
+        for name, proc in nlp.pipeline:
+            start = time.perf_counter()
+            docs = list(proc.pipe(docs, batch_size=batch_size)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+            seconds[name] = time.perf_counter() - start
+        return seconds
+
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="+", help="pipeline directories")
@@ -72,6 +98,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--min-docs", type=int, default=10000, help="raw text: a pass covers at least this many docs")
     parser.add_argument("--min-words", type=int, default=MIN_TIMED_WORDS, help="--pretokenized: a pass covers at least this many words")
+    parser.add_argument("--by-component", action="store_true", help="also time each component alone (the tokenizer too, on raw text), in further alternating rounds: where each pipeline's time goes")
     parser.add_argument("--output", help="append the result to this JSON list")
     args = parser.parse_args()
     names = args.names or args.models
@@ -137,6 +164,24 @@ def main() -> None:
             f"{name}: best {best[name]:,.0f} {unit}/s ({result['ratio_best'][name]:.3f}x), "
             f"median {median[name]:,.0f} ({result['ratio_median'][name]:.3f}x)"
         )
+    if args.by_component:
+        # After the timed passes, so that they stay what they were without the flag.
+        profilers = [component_timer(nlp, ref, args.pretokenized, args.batch_size, args.parser_input) for nlp, ref in zip(nlps, references)]
+        parts: List[List[Dict[str, float]]] = [[] for _ in nlps]
+        for _ in range(args.rounds):
+            for i, profile in enumerate(profilers):
+                gc.collect()
+                parts[i].append(profile())
+        result["component_seconds_best"] = {
+            name: {part: round(min(p[part] for p in runs), 4) for part in runs[0]} for name, runs in zip(names, parts)
+        }
+        result["component_share"] = {
+            name: {part: round(sec / sum(per.values()), 3) for part, sec in per.items()}
+            for name, per in result["component_seconds_best"].items()
+        }
+        for name in names:
+            shares = ", ".join(f"{part} {share:.0%}" for part, share in result["component_share"][name].items())
+            print(f"{name}: {shares}")
     if args.output:
         path = Path(args.output)
         rows = srsly.read_json(path) if path.exists() else []

@@ -52,3 +52,18 @@ def test_raw_text_mode_counts_docs_and_bad_names_are_refused(tmp_path):
     assert run.returncode != 0 and "one per model" in run.stderr
     run = _run(tmp_path, fast, slow, "--data", "data.spacy", "--baseline", "nope")
     assert run.returncode != 0 and "none of the names" in run.stderr
+
+
+def test_by_component_says_where_each_pipelines_time_goes(tmp_path):
+    fast, slow = _pipelines(tmp_path)
+    out = tmp_path / "speed.json"
+    run = _run(tmp_path, fast, slow, "--names", "a", "b", "--data", "data.spacy", "--rounds", "2",
+               "--min-docs", "50", "--by-component", "--output", str(out))
+    assert run.returncode == 0, run.stderr
+    row = json.loads(out.read_text())[-1]
+    # Raw text: the tokenizer is timed too; a pipeline's parts are its own components.
+    assert set(row["component_seconds_best"]["a"]) == {"tokenizer"}
+    assert set(row["component_seconds_best"]["b"]) == {"tokenizer", "sentencizer"}
+    assert abs(sum(row["component_share"]["b"].values()) - 1.0) < 0.01
+    run = _run(tmp_path, fast, slow, "--data", "data.spacy", "--rounds", "1", "--pretokenized", "--min-words", "20", "--output", str(out))
+    assert "component_seconds_best" not in json.loads(out.read_text())[-1]  # only when asked
