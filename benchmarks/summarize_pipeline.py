@@ -4,15 +4,15 @@ Reads benchmarks/results/pipeline_ewt.json (LAS; `spacy project run pipeline-ben
 and/or ner_distill_conll03.json (F1; `ner-distill-bench`) and prints, from the rows
 alone: how far the teacher is above the gold-only baseline (the issue asks to say so
 when that is under 3 points), the share of that gap each student closes, and the
-targets: the better student >= baseline + 2.0 at >= 1.0x its words/s, and (parsing)
-within 2.0 of the teacher at >= 15x the teacher's words/s. Speeds are compared only
+targets, each met if any student meets both halves: >= baseline + 2.0 at >= 1.0x its
+words/s, and (parsing) within 2.0 of the teacher at >= 15x the teacher's words/s. Speeds are compared only
 between rows benched on the same date (one bench run).
 
 Usage: python benchmarks/summarize_pipeline.py [RESULTS.json ...] [--output CHECKS.json]
 """
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 sys.path.insert(0, str(Path(__file__).parent))
 from target_checks import collector, main  # noqa: E402  (benchmarks/ is not a package)
@@ -38,29 +38,33 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
         f"teacher {teacher[metric]:.2f}, {baseline['system']} {baseline[metric]:.2f}: {gap:+.2f}",
     )
     for student in sorted(students, key=lambda r: -r[metric]):
-        share = (student[metric] - baseline[metric]) / gap if gap > 0 else float("nan")
-        add(
-            f"{student['system']}: share of the teacher-minus-baseline gap closed",
-            None,
-            f"{student[metric]:.2f} {name}: {share:.0%} of {gap:.2f}",
-        )
-    best = max(students, key=lambda r: r[metric])
-    same_run = best.get("date") == baseline.get("date")
-    ratio = best["words_per_second"] / baseline["words_per_second"]
-    margin = best[metric] - baseline[metric]
-    add(
-        f"better student >= gold baseline + 2.0 {name} at >= 1.0x its words/s",
-        (margin >= 2.0 and ratio >= 1.0) if same_run else None,
-        f"{best['system']} {best[metric]:.2f} vs {baseline[metric]:.2f} ({margin:+.2f}) at {ratio:.2f}x"
-        + ("" if same_run else f" (benched {best.get('date')} vs {baseline.get('date')}: speed not comparable)"),
+        share = f"{(student[metric] - baseline[metric]) / gap:.0%} of {gap:.2f}" if gap > 0 else "no gap to close"
+        add(f"{student['system']}: share of the teacher-minus-baseline gap closed", None, f"{student[metric]:.2f} {name}: {share}")
+
+    def target(goal: str, reference: Dict, meets: Callable[[Dict], bool], figures: Callable[[Dict], str]) -> None:
+        """Met if any student benched with `reference` meets it; the figures are those of
+        the student that meets it, else of the most accurate one."""
+        comparable = [s for s in students if s.get("date") == reference.get("date")]
+        winners = [s for s in comparable if meets(s)]
+        shown = max(winners or students, key=lambda r: r[metric])
+        note = "" if shown in comparable else f" (benched {shown.get('date')} vs {reference.get('date')}: speed not comparable)"
+        add(goal, bool(winners) if comparable else None, figures(shown) + note)
+
+    def speed(student: Dict, reference: Dict) -> float:
+        return student["words_per_second"] / reference["words_per_second"]
+
+    target(
+        f"a student >= gold baseline + 2.0 {name} at >= 1.0x its words/s",
+        baseline,
+        lambda s: s[metric] - baseline[metric] >= 2.0 and speed(s, baseline) >= 1.0,
+        lambda s: f"{s['system']} {s[metric]:.2f} vs {baseline[metric]:.2f} ({s[metric] - baseline[metric]:+.2f}) at {speed(s, baseline):.2f}x",
     )
     if task == "pipeline":
-        behind = teacher[metric] - best[metric]
-        speedup = best["words_per_second"] / teacher["words_per_second"]
-        add(
-            f"better student within 2.0 {name} of the teacher at >= 15x its words/s",
-            (behind <= 2.0 and speedup >= 15) if best.get("date") == teacher.get("date") else None,
-            f"{best['system']} {behind:.2f} below the teacher at {speedup:.1f}x",
+        target(
+            f"a student within 2.0 {name} of the teacher at >= 15x its words/s",
+            teacher,
+            lambda s: teacher[metric] - s[metric] <= 2.0 and speed(s, teacher) >= 15,
+            lambda s: f"{s['system']} {teacher[metric] - s[metric]:.2f} below the teacher at {speed(s, teacher):.1f}x",
         )
     return checks
 

@@ -309,8 +309,6 @@ def bench_labeller(
 def command_line() -> str:
     """The command as a user would type it again."""
     args = [shlex.quote(a) for a in sys.argv[1:]]
-    if args and args[0].startswith("greenkd-"):
-        return " ".join(["python -m spacy"] + args)
     script = Path(sys.argv[0]) if sys.argv else Path()
     if script.suffix == ".py" and script.name != "__main__.py":
         # A script such as benchmarks/tfidf_svm.py, named as it was run.
@@ -319,6 +317,8 @@ def command_line() -> str:
         except ValueError:
             pass
         return " ".join(["python", shlex.quote(str(script))] + args)
+    if args and args[0].startswith("greenkd-"):
+        return " ".join(["python -m spacy"] + args)
     return " ".join(["python -m greenkd_spacy"] + args)
 
 
@@ -383,14 +383,17 @@ def add_distill_cost(row: dict, summaries: Union[None, Path, Sequence[Path]]) ->
     steps = [training.get("steps") for training in trainings]
     if None not in steps:
         row["train_steps"] = max(steps)  # a resumed run counts its steps from the start
-    # train_max_rss_mb is the whole `spacy distill` process's peak (pass and training);
-    # the pass's own peak is also kept apart, as the issue's rows count the pass apart.
+    # The teacher pass's peak is kept apart (the rows count the pass apart). It joins
+    # train_max_rss_mb, this `spacy distill` process's peak, only where this process ran
+    # the pass: a reused cache's manifest holds the peak of the run that filled it.
+    own_pass = [info["max_rss_mb"] for info in passes.values() if info.get("max_rss_mb") is not None and not info.get("reused")]
     pass_peaks = [info["max_rss_mb"] for info in passes.values() if info.get("max_rss_mb") is not None]
     peaks = [training["max_rss_mb"] for training in trainings if training.get("max_rss_mb") is not None]
     if pass_peaks:
         row["teacher_annotation_max_rss_mb"] = max(pass_peaks)
-    if peaks or pass_peaks:
-        row["train_max_rss_mb"] = max(peaks + pass_peaks)
+        row["teacher_annotation_reused"] = not own_pass
+    if peaks or own_pass:
+        row["train_max_rss_mb"] = max(peaks + own_pass)
     return row
 
 

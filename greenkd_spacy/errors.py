@@ -214,3 +214,8 @@ class Errors(metaclass=ErrorsWithCodes):
         "Remove it from copy_from_teacher (it is distilled or trained), or from the "
         "student's [nlp] pipeline to copy the teacher's."
     )
+    E049 = (
+        "The student component '{student}' has no namesake in the teacher, and several "
+        "teacher components can teach it: {fits}. Name one in the student config: "
+        "[distillation.student_to_teacher] = {{\"{student}\": \"NAME\"}}."
+    )

@@ -299,6 +299,43 @@ def test_spacy_senter_learns_a_parsers_sentence_starts_and_shares_its_teacher_pa
     assert len(list((tmp_path / "cache").glob("*/manifest.json"))) == 1
 
 
+def test_a_senter_without_namesake_prefers_a_teachers_senter_and_two_fits_are_refused(tagger_teacher):
+    """Auto-pairing: a student senter whose name the teacher lacks takes the teacher's
+    senter (soft) before its parser (silver); two teachers of the student's own kind
+    and no namesake stop with E049, asking for student_to_teacher."""
+    from greenkd_spacy.distillation.adapters import SentStartsFromTreesAdapter
+    from greenkd_spacy.distillation.loop import pair_components
+
+    teacher = spacy.blank("en")
+    teacher.add_pipe("senter")
+    teacher.add_pipe("parser")
+    student = spacy.blank("en")
+    student.add_pipe("senter", name="sents")
+    [(_, pipe, teacher_pipe)] = pair_components(student, teacher, {})
+    assert teacher_pipe.name == "senter" and isinstance(pipe, TaggerAdapter)
+    teacher.remove_pipe("senter")
+    [(_, pipe, teacher_pipe)] = pair_components(student, teacher, {})
+    assert teacher_pipe.name == "parser" and isinstance(pipe, SentStartsFromTreesAdapter)
+    taggers = spacy.load(tagger_teacher / "model")
+    taggers.rename_pipe("tagger", "pos")
+    taggers.add_pipe("tagger", name="other", source=spacy.load(tagger_teacher / "model"))
+    tagger_student = spacy.blank("en")
+    tagger_student.add_pipe("tagger")
+    with pytest.raises(ValueError, match="E049.*pos.*other"):
+        pair_components(tagger_student, taggers, {})
+
+
+def test_a_greenkd_parser_cannot_teach_a_senter():
+    """It parses the sentences it is given: no boundaries of its own to teach."""
+    from .util import SMALL_PARSER
+
+    teacher = spacy.blank("en")
+    teacher.add_pipe("greenkd_parser", config={"model": SMALL_PARSER})
+    adapter = distillable(spacy.blank("en").add_pipe("senter"))
+    with pytest.raises(ValueError, match="E010"):
+        adapter.check_teacher_kind(teacher.get_pipe("greenkd_parser"))
+
+
 def test_a_senter_refuses_a_tagger_teacher(tagger_teacher, tmp_path):
     """Neither a senter nor a tree: E010 before the teacher pass, naming both kinds."""
     teacher = spacy.load(tagger_teacher / "model")
@@ -909,3 +946,23 @@ def test_a_student_with_teacher_labels_initializes_from_a_sample(tagger_teacher,
     student, _ = distill(teacher, tagger_config(tmp_path, max_steps=20), tmp_path / "out")
     assert seen == [1] and len(SENTENCES) > 1
     assert student.get_pipe("tagger").labels == teacher.get_pipe("tagger").labels
+
+
+def test_a_worker_rebuilds_a_senters_silver_adapter_from_the_job(tmp_path):
+    """Ray/multiprocess workers rebuild each pair from the job: a senter taught by a
+    parser must get the same (silver) adapter, and so the same fingerprint settings, as
+    in the driver; E037 would stop a worker that built the soft one."""
+    from greenkd_spacy.distillation.adapters import SentStartsFromTreesAdapter
+    from greenkd_spacy.distillation.worker import AnnotationJob, RecordMaker
+
+    teacher = spacy.blank("en")
+    teacher.add_pipe("parser").add_label("nsubj")
+    teacher.initialize()
+    teacher.to_disk(tmp_path / "teacher")
+    student = spacy.blank("en")
+    student.add_pipe("senter")
+    pair = {"student_pipe": "senter", "teacher_pipe": "parser", "student_cfg": {},
+            "settings": {"kind": "silver_deps"}, "fingerprint": "f", "directory": str(tmp_path / "cache")}
+    job = AnnotationJob(teacher=str(tmp_path / "teacher"), student_config=student.config.to_str(), pairs=[pair], top_k=0)
+    [(teacher_pipe, pipe)] = RecordMaker.from_job(job).pairs
+    assert teacher_pipe.name == "parser" and isinstance(pipe, SentStartsFromTreesAdapter)

@@ -78,7 +78,7 @@ class TaggerAdapter(SpacyPipeAdapter):
         if isinstance(self.pipe, SentenceRecognizer):
             # distillable(pipe, teacher) gives a senter of a parser its silver adapter.
             ok = type(teacher_pipe) is type(self.pipe) or SentStartsFromTreesAdapter.teaches(teacher_pipe)
-            expected = f"{kind} (spaCy's; soft) or a parser (silver sentence starts)"
+            expected = f"{kind} (spaCy's; soft) or spaCy's parser (silver sentence starts)"
             self.require_teacher_kind(teacher_pipe, ok, expected)
             return
         self.require_teacher_kind(teacher_pipe, type(teacher_pipe) is type(self.pipe), f"{kind} (spaCy's)")
@@ -290,11 +290,13 @@ class SilverAdapter(SpacyPipeAdapter):
 
 
 class SentStartsFromTreesAdapter(SilverAdapter):
-    """spaCy's `senter` learning the sentence starts of a parser teacher (spaCy's
-    transition `parser` or a greenkd_parser), for teachers that have no senter of their
-    own: the teacher's trees are cached as the parser students' silver records (one
-    record kind, so a pipeline with a parser and a senter student runs one teacher
-    pass for both), and each tree's root span is a sentence of the reference."""
+    """spaCy's `senter` learning the sentence starts of spaCy's transition `parser`, for
+    teachers that have no senter of their own: the teacher's trees are cached as silver
+    parser students' records (one record kind, so a pipeline with a silver parser and a
+    senter student runs one teacher pass for both), and each tree is a sentence of the
+    reference. A greenkd_parser cannot teach it: it parses the sentences it is given
+    (a sentencizer's, cut at max_sentence_length), so its trees hold no boundaries of
+    its own to learn."""
 
     def __init__(self, pipe: Any):
         SpacyPipeAdapter.__init__(self, pipe)
@@ -304,11 +306,11 @@ class SentStartsFromTreesAdapter(SilverAdapter):
     @staticmethod
     def teaches(teacher_pipe: Any) -> bool:
         """Whether the teacher writes trees (and so sentence starts)."""
-        return type(teacher_pipe) is DependencyParser or getattr(teacher_pipe, "silver_kind", None) == "deps"
+        return type(teacher_pipe) is DependencyParser
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         self.require_teacher_kind(
-            teacher_pipe, self.teaches(teacher_pipe), "parser (spaCy's) or greenkd_parser (silver sentence starts)"
+            teacher_pipe, self.teaches(teacher_pipe), "parser (spaCy's transition parser: silver sentence starts)"
         )
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:

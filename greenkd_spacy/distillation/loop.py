@@ -85,6 +85,12 @@ def pair_components(
             # No namesake: the teacher's one component that can teach this kind (a
             # greenkd_parser student of a pipeline whose parser is "parser").
             fits = [t for t, t_proc in teacher.pipeline if _can_teach(pipe, t_proc)]
+            if len(fits) > 1:
+                # A teacher of the student's own class first (soft targets, e.g. a
+                # senter's distributions rather than a parser's sentence starts).
+                fits = [t for t in fits if type(teacher.get_pipe(t)) is type(proc)] or fits
+            if len(fits) > 1:
+                raise ValueError(Errors.E049.format(student=name, fits=fits))
             if len(fits) == 1:
                 teacher_name = fits[0]
         if teacher_name not in teacher.pipe_names:
@@ -346,7 +352,16 @@ def teacher_pass(
             settings["top_k"] = D["top_k"]
         keys.append((teacher_pipe.name, settings))
     fingerprints, n_examples = teacher_fingerprints(teacher_nlp, keys, run.train_corpus, student)
+    sharing: Dict[str, str] = {}  # student pipe -> the pipe whose records it reads
+    first: Dict[str, str] = {}
     for (name, pipe, teacher_pipe), fingerprint in zip(run.pairs, fingerprints):
+        if fingerprint in first:
+            # The same records (e.g. a parser's trees for a parser and a senter
+            # student): one cache, filled once, read by both.
+            sharing[name] = first[fingerprint]
+            caches[name] = caches[first[fingerprint]]
+            continue
+        first[fingerprint] = name
         cache = TeacherCache(Path(D["cache_dir"]), fingerprint)
         caches[name] = cache
         if cache.complete:
@@ -363,8 +378,12 @@ def teacher_pass(
             teacher_path=None if isinstance(teacher, Language) else worker_path(teacher),
             student_config=student.config, stderr=stderr,
         )
+        labelled = {pipe.name for pipe, _, _ in pending}
+        info["components"] = list(info["components"]) + [n for n, owner in sharing.items() if owner in labelled]
         for pipe, _, _ in pending:
             summary[pipe.name] = info
+    for name, owner in sharing.items():
+        summary[name] = summary[owner]
     return summary, caches
 
 
@@ -554,6 +573,11 @@ def distill(
     """
     teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
     run = prepare_student(teacher_nlp, student_config)
+    for name, pipe, teacher_pipe in run.pairs:
+        # Which teacher component teaches which student, and how: a pairing the user did
+        # not name (a senter of a parser, say) is said, not left to be guessed.
+        kind = "silver" if is_silver(pipe.teacher_settings()) else "soft"
+        stderr.write(f"Student '{name}' learns from teacher '{teacher_pipe.name}' ({type(teacher_pipe).__name__}): {kind} targets.\n")
     annotation, caches = teacher_pass(
         run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
     )
@@ -563,14 +587,15 @@ def distill(
     # max_epochs -1 streams the corpus (spaCy's create_train_batches does not hold it):
     # the targets are then read shard by shard too, so memory does not grow with it.
     streamed = run.D["max_epochs"] < 0
-    teachers = {
-        name: CachedTeacher(
+    teachers: Dict[str, CachedTeacher] = {}
+    for name, _, teacher_pipe in run.pairs:
+        # Pairs that share one cache (same records) share its records in memory too.
+        shared = next((teachers[n] for n, _, t in run.pairs if n in teachers and caches[n] is caches[name] and t is teacher_pipe), None)
+        teachers[name] = shared or CachedTeacher(
             teacher_pipe.name,
             teacher_pipe.labels,
             caches[name].lazy_records() if streamed else caches[name].records(),
         )
-        for name, _, teacher_pipe in run.pairs
-    }
     output_path = Path(output_path) if output_path is not None else None
     summary.update(train(run, teachers, output_path, resume=resume, stdout=stdout, stderr=stderr))
     if output_path is not None:
