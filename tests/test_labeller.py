@@ -15,7 +15,7 @@ from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.models.pytorch.dense_lm import LMShape
 from greenkd_spacy.training.lm_pretrain import pretrain_lm
 
-from .util import distill_config
+from .util import distill_config, save_teacher
 
 TINY_ENCODER = {"@architectures": "greenkd.LDNetEncoder.v1", "word_width": 16, "word_rows": 500, "char_width": 8, "char_hidden": 16, "hidden_width": 16, "dropout": 0.0}
 TINY = {"model": {"dropout": 0.0, "tok2vec": TINY_ENCODER}}
@@ -152,12 +152,7 @@ def test_distil_chunker_student_from_chunker_teacher(tmp_path):
     teacher.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
     chunks = ((["the", "cat", "sat"], ["B-NP", "I-NP", "B-VP"]), (["a", "dog", "ran", "home"], ["B-NP", "I-NP", "B-VP", "B-NP"]))
     egs = [Example(teacher.make_doc(" ".join(w)), sentence_doc(teacher.vocab, w, ["X"] * len(w), t, "conll00")) for w, t in chunks]
-    optimizer = teacher.initialize(lambda: egs)
-    optimizer.learn_rate = 0.01
-    for _ in range(60):
-        teacher.update(egs, sgd=optimizer)
-    teacher.to_disk(tmp_path / "teacher")
-    DocBin(docs=[eg.reference for eg in egs]).to_disk(tmp_path / "train.spacy")
+    save_teacher(teacher, egs, tmp_path)
     student = spacy.blank("en")
     student.add_pipe("greenkd_chunker", config=copy.deepcopy(TINY))
     config = distill_config(student, tmp_path / "train.spacy", tmp_path / "cache", gold_weight=0.0)

@@ -13,7 +13,7 @@ from spacy.util import fix_random_seed
 from greenkd_spacy.distillation.adapters import TaggerAdapter, distillable
 from greenkd_spacy.distillation.loop import distill
 
-from .util import SENTENCES
+from .util import SENTENCES, save_teacher
 
 
 def tagger_config(tmp_path, max_steps=60):
@@ -782,12 +782,7 @@ def test_spacy_ner_learns_silver_entities_from_a_greenkd_ner_on_raw_text(tmp_pat
     fix_random_seed(0)
     nlp = load_model_from_config(config, auto_fill=True)
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(NER_TEXTS, NER_ENTS)]
-    optimizer = nlp.initialize(lambda: examples)
-    optimizer.learn_rate = 0.02
-    for _ in range(60):
-        nlp.update(examples, sgd=optimizer)
-    nlp.to_disk(tmp_path / "teacher")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
+    save_teacher(nlp, examples, tmp_path, learn_rate=0.02)
     (tmp_path / "raw.txt").write_text("\n".join(NER_TEXTS) + "\n", encoding="utf8")
     teacher = spacy.load(tmp_path / "teacher")
 

@@ -117,3 +117,14 @@ def distill_config(student: Language, train: Path, cache_dir: Path, **distillati
         **distillation,
     }
     return config
+
+
+def save_teacher(nlp: Language, examples: List[Example], path: Path, steps: int = 60, learn_rate: float = 0.01) -> None:
+    """Train a tiny teacher on `examples`, save it to path/"teacher" and their gold docs
+    to path/"train.spacy" (the corpus its students distil on)."""
+    optimizer = nlp.initialize(lambda: examples)
+    optimizer.learn_rate = learn_rate
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer)
+    nlp.to_disk(path / "teacher")
+    DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
