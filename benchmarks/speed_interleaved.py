@@ -39,6 +39,12 @@ from greenkd_spacy.data.corpus import create_corpus_reader
 from greenkd_spacy.bench import MIN_TIMED_WORDS, fresh_docs, one_thread, repeated_texts, timed_pass, timing_copies
 
 
+def input_docs(nlp: Language, reference: List[Doc], parser_input: bool) -> List[Doc]:
+    """A pass's pretokenized input, made untimed: copies of the parser bench's docs, or
+    fresh docs of the gold tokens."""
+    return [doc.copy() for doc in reference] if parser_input else fresh_docs(nlp, reference)
+
+
 def pass_timer(
     nlp: Language, reference: List[Doc], pretokenized: bool, batch_size: int, parser_input: bool = False
 ) -> Callable[[], float]:
@@ -51,7 +57,7 @@ def pass_timer(
         return lambda: timed_pass(nlp, texts, batch_size)
 
     def run() -> float:
-        docs = [doc.copy() for doc in reference] if parser_input else fresh_docs(nlp, reference)
+        docs = input_docs(nlp, reference, parser_input)
         start = time.perf_counter()
         for _ in nlp.pipe(docs, batch_size=batch_size):
             pass
@@ -71,7 +77,7 @@ def component_timer(
     def run() -> Dict[str, float]:
         seconds: Dict[str, float] = {}
         if pretokenized:
-            docs = [doc.copy() for doc in reference] if parser_input else fresh_docs(nlp, reference)
+            docs = input_docs(nlp, reference, parser_input)
         else:
             texts = [doc.text for doc in reference]
             start = time.perf_counter()

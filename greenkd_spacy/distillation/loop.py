@@ -588,14 +588,13 @@ def distill(
     # the targets are then read shard by shard too, so memory does not grow with it.
     streamed = run.D["max_epochs"] < 0
     teachers: Dict[str, CachedTeacher] = {}
+    loaded: Dict[int, CachedTeacher] = {}  # one per cache: pairs that share one share its records
     for name, _, teacher_pipe in run.pairs:
-        # Pairs that share one cache (same records) share its records in memory too.
-        shared = next((teachers[n] for n, _, t in run.pairs if n in teachers and caches[n] is caches[name] and t is teacher_pipe), None)
-        teachers[name] = shared or CachedTeacher(
-            teacher_pipe.name,
-            teacher_pipe.labels,
-            caches[name].lazy_records() if streamed else caches[name].records(),
-        )
+        cache = caches[name]
+        if id(cache) not in loaded:
+            records = cache.lazy_records() if streamed else cache.records()
+            loaded[id(cache)] = CachedTeacher(teacher_pipe.name, teacher_pipe.labels, records)
+        teachers[name] = loaded[id(cache)]
     output_path = Path(output_path) if output_path is not None else None
     summary.update(train(run, teachers, output_path, resume=resume, stdout=stdout, stderr=stderr))
     if output_path is not None:
