@@ -29,29 +29,42 @@ from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
 from .segments import doc_segments
 
-# The CPU-first default (issue 22, docs/benchmarks.md): a small BiLSTM over hashed words
-# and affixes, no POS input, so `nlp.add_pipe("greenkd_parser")` parses raw text at
-# spaCy-CNN speed. The paper's Table 7 model (3 x 400, 100-d POS) is
-# configs/parser_bilstm_goldpos.cfg; configs/parser_default.cfg adds a tagger that shares
-# this encoder.
+# The CPU-first default (issue 22, docs/benchmarks.md): the biaffine scorer over a 1 x 64
+# BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 96), no
+# POS input, so `nlp.add_pipe("greenkd_parser")` parses raw text faster than spaCy's CNN
+# parser. configs/parser_default.cfg shares that CNN, as a `tok2vec` component, with
+# spaCy's tagger (the parser reads it through a listener); here it is the parser's own.
+# The paper's Table 7 model (3 x 400, 100-d POS) is configs/parser_bilstm_goldpos.cfg; the
+# first default (a shared 2 x 128 BiLSTM) configs/parser_bilstm_tagger.cfg.
 DEFAULT_PARSER_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.BiaffineParser.v1"
-arc_mlp_size = 256
+arc_mlp_size = 128
 label_mlp_size = 64
 mlp_dropout = 0.33
 
 [model.tok2vec]
-@architectures = "greenkd.BiLSTMEncoder.v1"
-word_width = 64
-word_rows = 20000
-affix_width = 32
-affix_rows = 5000
-pos_width = 0
-include_static_vectors = false
-hidden_width = 128
-depth = 2
+@architectures = "greenkd.BiLSTMContext.v1"
+hidden_width = 64
+depth = 1
 dropout = 0.33
+
+[model.tok2vec.tok2vec]
+@architectures = "spacy.Tok2Vec.v2"
+
+[model.tok2vec.tok2vec.embed]
+@architectures = "spacy.MultiHashEmbed.v2"
+width = 96
+attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
+rows = [5000,1000,2500,2500]
+include_static_vectors = false
+
+[model.tok2vec.tok2vec.encode]
+@architectures = "spacy.MaxoutWindowEncoder.v2"
+width = 96
+depth = 2
+window_size = 1
+maxout_pieces = 3
 """
 DEFAULT_PARSER_MODEL = Config().from_str(DEFAULT_PARSER_MODEL_CONFIG)["model"]
 
