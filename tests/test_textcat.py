@@ -69,6 +69,53 @@ def test_learns_and_round_trips(factory, tmp_path):
     assert loaded.evaluate(examples(loaded))["cats_score"] > 0.9
 
 
+def test_weight_averages_are_what_use_params_evaluates_and_saves(tmp_path):
+    """With use_averages = true the DAN averages all its weights (thinc's averages never
+    reach a PyTorch layer or the SparseAdam tables); nlp.use_params swaps the average in
+    for the block, as spaCy's training evaluates and saves checkpoints, then swaps back."""
+    from thinc.api import Adam
+
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_textcat", config={"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "linear": True}})
+    egs = examples(nlp)
+    nlp.initialize(lambda: egs)
+    optimizer = Adam(0.01, use_averages=True)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    module = pipe.model.layers[0].shims[0]._model
+    expected = None
+    for t in range(1, 31):
+        nlp.update(egs, sgd=optimizer)
+        weights = [p.detach().clone() for p in module.parameters()]
+        if expected is None:
+            expected = weights
+        else:  # thinc's schedule: decay (1 + t) / (10 + t), at most 0.9999
+            decay = min((1.0 + t) / (10.0 + t), 0.9999)
+            expected = [e + (1 - decay) * (w - e) for e, w in zip(expected, weights)]
+    trained = [p.detach().clone() for p in module.parameters()]
+    text = "what a great film"
+    cats_trained = nlp(text).cats
+    # Every table is averaged, the n-gram tables (SparseAdam's) as the dense layers.
+    assert len(pipe._averages) == len(trained) == 6
+    for avg, exp, weights in zip(pipe._averages, expected, trained):
+        assert torch.allclose(avg, exp, atol=1e-6)
+        assert not torch.equal(avg, weights)
+    with nlp.use_params(optimizer.averages):
+        inside = [p.detach().clone() for p in module.parameters()]
+        cats_averaged = nlp(text).cats
+        nlp.to_disk(tmp_path / "averaged")
+    assert all(torch.equal(a, b) for a, b in zip(inside, pipe._averages))
+    assert cats_averaged != pytest.approx(cats_trained, abs=1e-6)
+    # Back to the trained weights after the block; the saved model is the average.
+    assert all(torch.equal(p, t) for p, t in zip(module.parameters(), trained))
+    assert nlp(text).cats == pytest.approx(cats_trained)
+    assert spacy.load(tmp_path / "averaged")(text).cats == pytest.approx(cats_averaged)
+    # Without averages (the optimizer keeps none) nothing is swapped.
+    pipe._averages = None
+    with nlp.use_params({}):
+        assert nlp(text).cats == pytest.approx(cats_trained)
+
+
 @pytest.mark.parametrize("pooling", ["sqrtn", "sum"])
 def test_v2_pooling_learns_round_trips_and_scales_the_sum(pooling, tmp_path):
     nlp = trained(pooling=pooling)
