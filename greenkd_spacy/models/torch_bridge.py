@@ -4,6 +4,7 @@ Our torch modules take all tokens of a batch as one flat (N, width) tensor plus 
 length of each sequence, and pad inside torch; the thinc side only flattens and
 unflattens with its own ops, so nobody pads by hand.
 """
+import contextlib
 from io import BytesIO
 from typing import Any, Callable, List, Optional, Tuple, cast
 
@@ -30,20 +31,52 @@ def load_weights_only(module: torch.nn.Module, state_bytes: bytes, device: "torc
     return module
 
 
+class AveragedPyTorchShim(PyTorchShim):
+    """thinc's PyTorchShim, whose use_params also finds the averages thinc's optimizer
+    keeps for it.
+
+    The optimizer stores a PyTorch layer's averages under (shim id, parameter name),
+    while thinc's use_params looks for "pytorch_<id>_<name>" keys only, so with
+    `use_averages = true` spaCy would evaluate and save the raw weights of every
+    PyTorch layer without a word. Both kinds of key are accepted here.
+    """
+
+    @contextlib.contextmanager
+    def use_params(self, params):
+        names = {name for name, _ in self._model.named_parameters()}
+        state = {}
+        for key, value in params.items():
+            if isinstance(key, tuple) and len(key) == 2 and key[0] == self.id and key[1] in names:
+                state[key[1]] = xp2torch(value, device=self.device)
+        if not state:
+            with super().use_params(params):
+                yield
+            return
+        backup = {k: v.detach().clone() for k, v in self._model.state_dict().items()}
+        self._model.load_state_dict(state, strict=False)
+        try:
+            yield
+        finally:
+            self._model.load_state_dict(backup)
+
+
 def torch_wrapper(
     module: torch.nn.Module,
     convert_inputs: Optional[Callable] = None,
     convert_outputs: Optional[Callable] = None,
 ) -> Model:
-    """Wrap a torch module as a thinc model that loads its weights safely and can
-    store them compacted (models/storage.py)."""
-    return PyTorchWrapper_v3(
+    """Wrap a torch module as a thinc model that loads its weights safely, can store
+    them compacted (models/storage.py) and evaluates with the optimizer's averages."""
+    model = PyTorchWrapper_v3(
         module,
         convert_inputs=convert_inputs,
         convert_outputs=convert_outputs,
         serialize_model=serialize_weights,
         deserialize_model=load_weights_only,
     )
+    # The shim thinc built, with our use_params (same state, same serialization).
+    model.shims[0].__class__ = AveragedPyTorchShim
+    return model
 
 
 def module_of(model: Model) -> torch.nn.Module:
