@@ -99,6 +99,13 @@ CONFIG_CANDIDATES["lean-l2"] = {
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.optimizer.L2": "0.01"},
 }
 
+# hybrid-lean evaluated and saved with averaged weights (use_averages = true), which
+# reach its PyTorch layers since torch_bridge's shim finds thinc's averages.
+CONFIG_CANDIDATES["lean-avg"] = {
+    **CONFIG_CANDIDATES["hybrid-lean"],
+    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.optimizer.use_averages": "true"},
+}
+
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
 TASKS: Dict[str, Dict[str, Any]] = {
     "ner": {
