@@ -11,6 +11,8 @@ the threshold and the textcat scorers behave exactly as in spaCy. What differs:
 - the per-n-gram tables (the embeddings, and v2's optional linear weights) get sparse
   gradients and are updated with torch's SparseAdam, the dense layers with the training
   optimizer (the paper's hybrid optimizer, 2.5);
+- with `use_averages = true` in [training.optimizer], the running average of every
+  weight, n-gram tables included, is what spaCy evaluates and saves (`use_params`);
 - `distill()` learns from a teacher text classifier (spaCy's `textcat` over a
   transformer, or another greenkd_textcat): KL on the class distribution at temperature
   T, plus cross-entropy on gold labels where a doc has them.
