@@ -235,9 +235,10 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
         layers with `use_averages = true`: an exponential average whose decay grows
         with the step, (1 + t) / (10 + t), up to 0.9999.
 
-        Why our own: thinc keys the averages of a PyTorch layer so that its shim never
-        finds them (the averaged weights would silently not be used), and the n-gram
-        tables are updated by SparseAdam, which thinc's optimizer never sees. The DAN's
+        Why our own: the n-gram tables are updated by SparseAdam, which thinc's
+        optimizer never sees, so it keeps no average of them; the dense layers are
+        averaged here too (thinc's averages of them, which torch_bridge's shim would
+        apply, are not used) so that one schedule covers the whole module. The DAN's
         held-out score swings by about a point between evaluations as it overfits
         SST-2's phrases; the average is what spaCy evaluates and saves (use_params).
         """
