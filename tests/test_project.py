@@ -53,3 +53,32 @@ def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
     assert "wall_seconds" not in json.loads((tmp_path / "other" / "model-last" / "distill_state.json").read_text())
     missing = subprocess.run([sys.executable, script, str(tmp_path / "nothing"), str(tmp_path / "x")], capture_output=True, text=True)
     assert missing.returncode == 2 and "not a finished" in missing.stderr
+
+
+def test_a_step_budget_override_also_moves_the_schedule_end():
+    """A command that changes max_steps of a config whose learning rate decays to zero at
+    total_steps must move total_steps with it: steps past total_steps train at rate 0,
+    so a longer run would silently be the shorter one (the SST-2 teacher command once
+    did this)."""
+    import shlex
+
+    from confection import Config
+
+    config = load_project_config(ROOT)
+    checked = 0
+    for command in config["commands"]:
+        for line in command["script"]:
+            args = shlex.split(line)
+            if "train" not in args or "--training.max_steps" not in args:
+                continue
+            cfg_path = ROOT / args[args.index("train") + 1]
+            if not cfg_path.exists():  # written by an earlier command (e.g. size variants)
+                continue
+            rate = Config().from_disk(cfg_path, interpolate=False)["training"]["optimizer"].get("learn_rate")
+            if not isinstance(rate, dict) or "total_steps" not in rate:
+                continue
+            steps = args[args.index("--training.max_steps") + 1]
+            assert "--training.optimizer.learn_rate.total_steps" in args, f"{command['name']}: {line}"
+            assert args[args.index("--training.optimizer.learn_rate.total_steps") + 1] == steps, command["name"]
+            checked += 1
+    assert checked >= 3
