@@ -4,11 +4,15 @@ training cost, as a JSON list; the candidate with the best held-out score is mar
 
 Usage: python benchmarks/summarize_sweep.py TRAINING_DIR NAME [NAME ...] -o OUT.json
            [--score cats_score] [--max-disk-bytes N] [--report-eval EVAL.spacy]
+           [--heldout HELDOUT.spacy]
 Each NAME is a directory of TRAINING_DIR holding model-best/ and train_cost.json
 (scripts/timed.py); --score names the dev score of meta.json's "performance" (ents_f
 for NER, spans_chunks_f for chunking). --report-eval also records each candidate's score
 on an evaluation set (``eval_score``), for the record only: the choice never reads it.
 --max-disk-bytes leaves larger candidates out of the choice (issue 22: the DAN <= 30 MB).
+--heldout scores every candidate on that held-out file instead of reading meta.json:
+for candidates made without training (a pruned copy's meta.json still holds the score of
+the model it was cut from).
 Used by `spacy project run textcat-default-sweep`
 and `labeller-default-sweep` (issue 22).
 """
@@ -17,7 +21,7 @@ import datetime
 import os
 import sys
 from pathlib import Path
-from typing import List, Sequence
+from typing import List, Optional, Sequence
 
 import spacy
 import srsly
@@ -27,21 +31,28 @@ from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import disk_bytes
 
 
-def summarize(training: Path, names: Sequence[str], score: str = "cats_score", max_disk_bytes: int = 0) -> List[dict]:
+def summarize(
+    training: Path,
+    names: Sequence[str],
+    score: str = "cats_score",
+    max_disk_bytes: int = 0,
+    heldout: Optional[Path] = None,
+) -> List[dict]:
     rows = []
     for name in names:
         best = training / name / "model-best"
         if not (best / "meta.json").exists():
             sys.exit(f"{best} has no meta.json: run the sweep first (spacy project run textcat-default-sweep)")
         meta = srsly.read_json(best / "meta.json")
-        if score not in meta.get("performance", {}):
+        if not heldout and score not in meta.get("performance", {}):
             sys.exit(f"{best}/meta.json has no score '{score}': pass --score with one of {sorted(meta.get('performance', {}))}")
         cost_path = training / name / "train_cost.json"
         cost = srsly.read_json(cost_path) if cost_path.exists() else {}
         rows.append({
             "candidate": name,
-            "heldout_score": round(100 * meta["performance"][score], 2),
+            "heldout_score": eval_score(best, heldout, score) if heldout else round(100 * meta["performance"][score], 2),
             "score": score,
+            "heldout_source": str(heldout) if heldout else "model-best/meta.json",
             "disk_bytes": disk_bytes(best),
             "train_wall_seconds": cost.get("wall_seconds"),
             "train_cpu_seconds": cost.get("cpu_seconds"),
@@ -76,9 +87,10 @@ def main(argv: Sequence[str]) -> None:
     parser.add_argument("-o", "--output", type=Path, required=True)
     parser.add_argument("--score", default="cats_score", help="the dev score in model-best/meta.json to choose by")
     parser.add_argument("--max-disk-bytes", type=int, default=0, help="only candidates this small on disk can be chosen (0: any)")
+    parser.add_argument("--heldout", type=Path, help="score every candidate on this held-out .spacy file instead of reading meta.json (for untrained candidates such as pruned copies)")
     parser.add_argument("--report-eval", type=Path, help="also record each model-best's score on this .spacy file (not used to choose)")
     args = parser.parse_args(argv)
-    rows = summarize(args.training, args.names, args.score, args.max_disk_bytes)
+    rows = summarize(args.training, args.names, args.score, args.max_disk_bytes, args.heldout)
     if args.report_eval:
         for row in rows:
             row["eval_score"] = eval_score(args.training / row["candidate"] / "model-best", args.report_eval, args.score)

@@ -98,3 +98,39 @@ def test_sweep_table_records_an_eval_score_without_choosing_by_it(tmp_path):
     rows = srsly.read_json(out)
     assert [r["chosen"] for r in rows] == [True, False]
     assert all(0 <= r["eval_score"] <= 100 and r["eval_data"].endswith("eval.spacy") for r in rows)
+
+
+def test_sweep_table_can_choose_by_a_heldout_file_instead_of_meta(tmp_path):
+    """Pruned copies carry their source's meta.json score; --heldout re-scores every
+    candidate, so the copy that fits the held-out docs is chosen whatever meta says."""
+    from spacy.tokens import DocBin
+    from spacy.training import Example
+
+    nlp = spacy.blank("en")
+    textcat = nlp.add_pipe("textcat")
+    for label in ("pos", "neg"):
+        textcat.add_label(label)
+    docs = []
+    for text, label in (("good", "pos"), ("great", "pos"), ("bad", "neg"), ("awful", "neg")):
+        doc = nlp.make_doc(text)
+        doc.cats = {"pos": float(label == "pos"), "neg": float(label == "neg")}
+        docs.append(doc)
+    DocBin(docs=docs).to_disk(tmp_path / "heldout.spacy")
+    examples = [Example(nlp.make_doc(doc.text), doc) for doc in docs]
+    nlp.initialize(lambda: examples)
+    (tmp_path / "untrained").mkdir()
+    nlp.to_disk(tmp_path / "untrained" / "model-best")
+    optimizer = nlp.create_optimizer()
+    for _ in range(30):
+        nlp.update(examples, sgd=optimizer)
+    (tmp_path / "fitted").mkdir()
+    nlp.to_disk(tmp_path / "fitted" / "model-best")
+    for name, claimed in (("untrained", 0.99), ("fitted", 0.10)):
+        meta_path = tmp_path / name / "model-best" / "meta.json"
+        srsly.write_json(meta_path, dict(srsly.read_json(meta_path), performance={"cats_score": claimed}))
+    by_meta = summarize_sweep.summarize(tmp_path, ["untrained", "fitted"])
+    assert [r["chosen"] for r in by_meta] == [True, False]
+    by_heldout = summarize_sweep.summarize(tmp_path, ["untrained", "fitted"], heldout=tmp_path / "heldout.spacy")
+    assert [r["chosen"] for r in by_heldout] == [False, True]
+    assert by_heldout[1]["heldout_score"] == 100.0
+    assert by_heldout[1]["heldout_source"].endswith("heldout.spacy")
