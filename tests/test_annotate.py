@@ -144,3 +144,43 @@ def test_ray_backend_with_two_workers_matches_local_and_retries_a_killed_worker(
         other = remote.manifest["shards"][index]
         assert (entry["first_example"], entry["examples"], entry["rows"]) == (other["first_example"], other["examples"], other["rows"])
     assert_same_records(local.records(), remote.records())
+
+
+def test_the_teacher_sees_a_shards_docs_shortest_first_and_every_doc_gets_its_own_record():
+    """RecordMaker batches a shard by length (a transformer pads each batch to its
+    longest doc); the records stay keyed by doc, so each holds that doc's own
+    prediction whatever batch it was made in."""
+    from spacy.language import Language
+    from spacy.training import Example
+
+    from greenkd_spacy.distillation.adapters import distillable
+    from greenkd_spacy.distillation.targets import doc_key
+    from greenkd_spacy.distillation.worker import RecordMaker
+
+    seen = []
+
+    @Language.component("greenkd_test_batch_recorder")
+    def recorder(doc):
+        seen.append([len(doc)])
+        return doc
+
+    teacher = spacy.blank("en")
+    teacher.add_pipe("greenkd_test_batch_recorder")
+    textcat = teacher.add_pipe("textcat")
+    for label in ("pos", "neg"):
+        textcat.add_label(label)
+    teacher.initialize()
+    student = spacy.blank("en")
+    student_textcat = student.add_pipe("textcat")
+    for label in ("pos", "neg"):
+        student_textcat.add_label(label)
+    texts = ["a b c d e", "a", "good film here", "bad one", "x y z w v u", "so so"]
+    examples = [Example.from_dict(student.make_doc(text), {}) for text in texts]
+    maker = RecordMaker(teacher, [(textcat, distillable(student_textcat, textcat))], top_k=0, batch_size=2)
+    [records] = maker.records(examples)
+    lengths = [n for [n] in seen]
+    assert lengths == sorted(len(eg.predicted) for eg in examples)
+    assert set(records) == {doc_key(eg.predicted) for eg in examples}
+    for text in texts:
+        alone = numpy.asarray(textcat.predict([teacher.make_doc(text)]))[0]
+        numpy.testing.assert_allclose(records[doc_key(student.make_doc(text))]["probs"], alone, rtol=1e-5, atol=1e-6)
