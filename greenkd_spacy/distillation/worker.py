@@ -87,11 +87,20 @@ class RecordMaker:
     teaches; each teaching component sees the docs as its own pipeline hands them to it
     (after every earlier component), exactly as when it teaches alone."""
 
-    def __init__(self, teacher: Language, pairs: List[Tuple[Any, Any]], top_k: int, batch_size: int = 64):
+    def __init__(
+        self,
+        teacher: Language,
+        pairs: List[Tuple[Any, Any]],
+        top_k: int,
+        batch_size: int = 64,
+        sort_by_length: bool = True,
+    ):
         self.teacher = teacher
         self.pairs = pairs  # (teacher pipe, student pipe)
         self.top_k = top_k
         self.batch_size = batch_size
+        # False only to measure what the sort saves (benchmarks/teacher_batch_order.py).
+        self.sort_by_length = sort_by_length
         # The teacher's components write label ids hashed in the teacher's StringStore
         # (entity types, dependency labels, tags) onto docs of the student's vocab:
         # that vocab must be able to turn them back into strings.
@@ -132,11 +141,12 @@ class RecordMaker:
         The teacher sees the shard's docs shortest first: a transformer pads every
         batch to its longest doc, and in corpus order most of a batch's work went on
         padding (SST-2's transfer set: 2.0x faster over 1,500 sentences of MiniLM-L6,
-        one thread). Records are keyed by their doc (targets.doc_key), so the order
-        they are made in changes nothing a student reads; the sort is stable, so a
-        shard's bytes stay the same from run to run."""
+        one thread; benchmarks/teacher_batch_order.py). Records are keyed by their doc
+        (targets.doc_key), so the order they are made in changes nothing a student
+        reads; the sort is stable, so a shard's bytes stay the same from run to run."""
         out: List[Dict[str, Dict]] = [{} for _ in self.pairs]
-        examples = sorted(examples, key=lambda eg: len(eg.predicted))
+        if self.sort_by_length:
+            examples = sorted(examples, key=lambda eg: len(eg.predicted))
         for b in range(0, len(examples), self.batch_size):
             batch = examples[b : b + self.batch_size]
             docs = [eg.predicted.copy() for eg in batch]
