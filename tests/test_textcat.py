@@ -536,3 +536,18 @@ def test_convert_with_whole_texts_held_out(tmp_path):
     assert len(train) + len(dev) + sum(f" {t} " in f" {dev[0]} " for t, _ in rows if t != dev[0]) == len(rows)
     refused = CliRunner().invoke(app, args + ["--dev-whole-texts"])
     assert refused.exit_code == 1 and "--dev-output" in refused.output
+
+
+def test_prune_cli_writes_into_a_new_nested_directory(tmp_path):
+    """`spacy greenkd-prune-textcat MODEL training/x/model-best` creates training/x as
+    `spacy train --output` would (project.yml's prune-textcat-default writes there)."""
+    from typer.testing import CliRunner
+
+    from greenkd_spacy.cli import app
+
+    trained().to_disk(tmp_path / "model")
+    out = tmp_path / "new" / "deeper" / "model-best"
+    result = CliRunner().invoke(app, ["prune-textcat", str(tmp_path / "model"), str(out), "--keep", "0.5"])
+    assert result.exit_code == 0, result.output
+    n = len(spacy.load(tmp_path / "model").get_pipe("greenkd_textcat").model.attrs["ngrams"])
+    assert len(spacy.load(out).get_pipe("greenkd_textcat").model.attrs["ngrams"]) == round(0.5 * n)

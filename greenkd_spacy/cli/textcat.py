@@ -207,6 +207,7 @@ def prune_textcat_cli(
         except ValueError as err:
             msg.fail(str(err), exits=1)
         msg.info(f"{name}: kept {kept:,} of {before:,} n-grams ({100 * kept / max(1, before):.1f} %, by {by} counts)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)  # as spacy train --output does
     nlp.to_disk(output)
     msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
 
