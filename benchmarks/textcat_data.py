@@ -4,7 +4,7 @@ project.yml commands; this holds what differs between the tasks.
 
 Usage: python benchmarks/textcat_data.py TASK STAGE [--data DIR] [options]
   TASK:  sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
-  STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy)
+  STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy; sst2 also test.spacy, SST's labeled test split)
          transfer (corpus/TASK/transfer.txt.gz)
   --data: datasets in the layout of ../shared/data (default: assets)
   --imdb-sentences N: sst2: sentences of IMDB's unlabeled reviews in the transfer set (200,000)
@@ -48,6 +48,11 @@ def convert(task: str, data: Path, corpus: Path) -> None:
               "--dev-output", str(corpus / "heldout.spacy"), "--dev-fraction", str(spec["heldout"]),
               *(["--dev-whole-texts"] if spec.get("whole_texts") else []))
     spacy_cli("greenkd-convert-textcat", str(data / spec["eval"]), str(corpus / "eval.spacy"), "-f", spec["format"])
+    if "test" in spec:
+        if (data / spec["test"]).exists():
+            spacy_cli("greenkd-convert-textcat", str(data / spec["test"]), str(corpus / "test.spacy"), "-f", spec["format"])
+        else:
+            print(f"no {data / spec['test']}: corpus/{task}/test.spacy not made (only eval-textcat-seeds reads it)")
 
 
 def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> None:

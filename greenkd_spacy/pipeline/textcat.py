@@ -12,7 +12,8 @@ the threshold and the textcat scorers behave exactly as in spaCy. What differs:
   gradients and are updated with torch's SparseAdam, the dense layers with the training
   optimizer (the paper's hybrid optimizer, 2.5);
 - with `use_averages = true` in [training.optimizer], the running average of every
-  weight, n-gram tables included, is what spaCy evaluates and saves (`use_params`);
+  weight is what spaCy evaluates and saves (`use_params`): thinc's optimizer averages
+  the dense layers, this component the n-gram tables (SparseAdam's), on thinc's schedule;
 - `distill()` learns from a teacher text classifier (spaCy's `textcat` over a
   transformer, or another greenkd_textcat): KL on the class distribution at temperature
   T, plus cross-entropy on gold labels where a doc has them.
@@ -122,8 +123,8 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     vocab: Vocab
     cfg: Dict[str, Any]
     _sparse_optimizer: Optional[torch.optim.SparseAdam] = None
-    # Running averages of every weight of the DAN (see finish_update), aligned with
-    # module.parameters(); None until the optimizer asks for averages.
+    # Running averages of the DAN's n-gram tables (see _update_averages), aligned with
+    # sparse_parameters(); None until the optimizer asks for averages.
     _averages: Optional[List[torch.Tensor]] = None
     _averaged_ids: Optional[List[int]] = None
     _n_averaged: int = 0
@@ -231,23 +232,22 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     # ------------------------------------------------------------------ averages
 
     def _update_averages(self) -> None:
-        """Keep a running average of every weight, as thinc's optimizer does for its own
-        layers with `use_averages = true`: an exponential average whose decay grows
-        with the step, (1 + t) / (10 + t), up to 0.9999.
+        """Keep a running average of the n-gram tables, on the schedule thinc's optimizer
+        follows for the dense layers with `use_averages = true`: an average starting at
+        zero whose decay grows with the step, (1 + t) / (10 + t), up to 0.9999.
 
-        Why our own: the n-gram tables are updated by SparseAdam, which thinc's
-        optimizer never sees, so it keeps no average of them; the dense layers are
-        averaged here too (thinc's averages of them, which torch_bridge's shim would
-        apply, are not used) so that one schedule covers the whole module. The DAN's
-        held-out score swings by about a point between evaluations as it overfits
-        SST-2's phrases; the average is what spaCy evaluates and saves (use_params).
+        Why here: SparseAdam updates the tables, and thinc's optimizer never sees them,
+        so it keeps no average of them; the dense layers' averages are thinc's own
+        (torch_bridge's shim applies them in use_params). The DAN's held-out score
+        swings by about a point between evaluations as it overfits SST-2's phrases;
+        the average is what spaCy evaluates and saves (use_params).
         """
-        module_params = list(dan_module(self.model).parameters())
-        params = [p.detach() for p in module_params]
-        if self._averages is None or self._averaged_ids != [id(p) for p in module_params]:
-            # First step, or new tables (initialize, pruning): start from the weights.
-            self._averages = [p.clone() for p in params]
-            self._averaged_ids = [id(p) for p in module_params]
+        tables = dan_module(self.model).sparse_parameters()
+        params = [p.detach() for p in tables]
+        if self._averages is None or self._averaged_ids != [id(p) for p in tables]:
+            # First step, or new tables (initialize, pruning): averaging starts again.
+            self._averages = [torch.zeros_like(p) for p in params]
+            self._averaged_ids = [id(p) for p in tables]
             self._n_averaged = 0
         self._n_averaged += 1
         t = self._n_averaged
@@ -258,27 +258,28 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
     def use_params(self, params: dict):
         """Use the averaged weights inside the block (spaCy evaluates and saves its
         checkpoints this way when the optimizer has `use_averages = true`), then go
-        back to the trained ones. Without averages of ours, thinc's own `params`."""
-        if self._averages is None:
-            with self.model.use_params(params):
+        back to the trained ones: thinc's averages (``params``) for the dense layers,
+        ours for the n-gram tables."""
+        with self.model.use_params(params):
+            if self._averages is None:
                 yield
-            return
-        module_params = list(dan_module(self.model).parameters())
-        if self._averaged_ids != [id(p) for p in module_params]:
-            raise ValueError(
-                "(greenkd-spacy) The DAN's tables changed (pruned or re-initialized) since its "
-                "weights were last averaged: run a training step before using the averages."
-            )
-        with torch.no_grad():
-            backup = [p.detach().clone() for p in module_params]
-            for param, average in zip(module_params, self._averages):
-                param.copy_(average)
-        try:
-            yield
-        finally:
+                return
+            tables = dan_module(self.model).sparse_parameters()
+            if self._averaged_ids != [id(p) for p in tables]:
+                raise ValueError(
+                    "(greenkd-spacy) The DAN's tables changed (pruned or re-initialized) since its "
+                    "weights were last averaged: run a training step before using the averages."
+                )
             with torch.no_grad():
-                for param, saved in zip(module_params, backup):
-                    param.copy_(saved)
+                backup = [p.detach().clone() for p in tables]
+                for table, average in zip(tables, self._averages):
+                    table.copy_(average)
+            try:
+                yield
+            finally:
+                with torch.no_grad():
+                    for table, saved in zip(tables, backup):
+                        table.copy_(saved)
 
     # ------------------------------------------------------------------ distill
 

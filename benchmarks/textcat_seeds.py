@@ -1,0 +1,185 @@
+"""Two text classifiers judged over several seeds: is one better, or was it the seed?
+
+SST-2's GLUE dev set has 872 sentences: one sentence is 0.11 points, and retraining the
+same system with another seed moves its accuracy by about a point. One model of each
+system (issue 22's rows) can therefore not tell a 1-2 point gap from noise. This scores
+every seed's model-best of each system on each evaluation set (raw text in, the whole
+pipeline, as greenkd-bench-textcat scores a row), reports per system the mean, spread
+and range of accuracy and macro-F1, and judges the pair by a paired bootstrap over
+docs: each resample draws the same docs for every seed of both systems and compares the
+systems' mean accuracy over their seeds.
+
+Usage: python benchmarks/textcat_seeds.py --system NAME MODEL [MODEL ...]
+           --system NAME MODEL [MODEL ...] --data NAME=PATH.spacy [--data ...]
+           [--data-if-present NAME=PATH.spacy]
+           [--samples 10000] [--seed 0] -o OUT.json
+The first --system is A, the second B; "B - A" is reported with its 95 % interval and
+the share of resamples in which A scores at least B. Each MODEL is a model-best
+directory; its training cost is read from train_cost.json beside it (scripts/timed.py)
+and its held-out score from its meta.json (what spaCy chose it by).
+Speed is not measured here: greenkd-bench-textcat times one model of each system in one
+run (bench-textcat-defaults).
+"""
+import argparse
+import datetime
+import os
+import sys
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+import numpy
+import spacy
+import srsly
+from spacy.tokens import DocBin
+
+from greenkd_spacy.atomic import atomic_write_json
+from greenkd_spacy.bench import class_scores, one_thread
+
+
+def read_gold(path: Path) -> Tuple[List[str], List[str]]:
+    """Texts and gold labels (the highest cat) of the docs of a .spacy file with cats."""
+    nlp = spacy.blank("xx")
+    docs = [doc for doc in DocBin().from_disk(path).get_docs(nlp.vocab) if doc.cats]
+    if not docs:
+        sys.exit(f"{path} has no doc with gold cats: convert it with `spacy greenkd-convert-textcat`.")
+    return [doc.text for doc in docs], [max(doc.cats, key=doc.cats.get) for doc in docs]
+
+
+def predict(model: Path, texts: Sequence[str]) -> List[str]:
+    nlp = spacy.load(model)
+    return [max(doc.cats, key=doc.cats.get) if doc.cats else "" for doc in nlp.pipe(texts, batch_size=1000)]
+
+
+def model_record(model: Path) -> dict:
+    """The held-out score spaCy chose the model by and its training cost, where recorded."""
+    record: dict = {"model": str(model)}
+    meta = model / "meta.json"
+    if meta.exists():
+        performance = srsly.read_json(meta).get("performance", {})
+        if "cats_score" in performance:
+            record["heldout_score"] = round(100 * float(performance["cats_score"]), 2)
+    cost = model.parent / "train_cost.json"
+    if cost.exists():
+        data = srsly.read_json(cost)
+        for key in ("train_wall_seconds", "train_cpu_seconds", "train_steps"):
+            if key in data:
+                record[key] = data[key]
+    return record
+
+
+def summary(values: Sequence[float]) -> Dict[str, float]:
+    array = numpy.asarray(values, dtype="float64")
+    return {
+        "mean": round(float(array.mean()), 2),
+        "std": round(float(array.std(ddof=1)) if len(array) > 1 else 0.0, 2),
+        "min": round(float(array.min()), 2),
+        "max": round(float(array.max()), 2),
+    }
+
+
+def paired_bootstrap(correct_a: numpy.ndarray, correct_b: numpy.ndarray, samples: int, seed: int) -> dict:
+    """B - A in mean accuracy over seeds (points), resampling docs with replacement.
+
+    correct_a, correct_b: (seeds, docs) arrays of 0/1; the seed counts may differ.
+    """
+    per_doc_a = correct_a.mean(axis=0)
+    per_doc_b = correct_b.mean(axis=0)
+    n_docs = per_doc_a.shape[0]
+    rng = numpy.random.default_rng(seed)
+    diffs = numpy.empty(samples)
+    for start in range(0, samples, 1000):
+        stop = min(samples, start + 1000)
+        idx = rng.integers(0, n_docs, size=(stop - start, n_docs))
+        diffs[start:stop] = 100 * (per_doc_b[idx].mean(axis=1) - per_doc_a[idx].mean(axis=1))
+    low, high = numpy.percentile(diffs, [2.5, 97.5])
+    return {
+        "b_minus_a": round(float(100 * (per_doc_b.mean() - per_doc_a.mean())), 2),
+        "interval_95": [round(float(low), 2), round(float(high), 2)],
+        "share_a_at_least_b": round(float((diffs <= 0).mean()), 4),
+        "samples": samples,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--system", nargs="+", action="append", required=True, metavar=("NAME", "MODEL"),
+                        help="a system's name and its model-best directories, one per seed (give two)")
+    parser.add_argument("--data", action="append", required=True, metavar="NAME=PATH",
+                        help="an evaluation set: its name and .spacy file with gold cats")
+    parser.add_argument("--data-if-present", action="append", default=[], metavar="NAME=PATH",
+                        help="an evaluation set scored only where the file exists (SST-2's labeled test split; TREC has none)")
+    parser.add_argument("--samples", type=int, default=10000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("-o", "--output", type=Path, required=True)
+    args = parser.parse_args()
+    if len(args.system) != 2 or any(len(group) < 2 for group in args.system):
+        parser.error("give --system NAME MODEL [MODEL ...] exactly twice (A, then B)")
+    datasets: Dict[str, Path] = {}
+    for item in args.data:
+        name, sep, path = item.partition("=")
+        if not sep or not Path(path).exists():
+            parser.error(f"--data {item!r}: expected NAME=PATH with an existing .spacy file")
+        datasets[name] = Path(path)
+    for item in args.data_if_present:
+        name, sep, path = item.partition("=")
+        if not sep:
+            parser.error(f"--data-if-present {item!r}: expected NAME=PATH")
+        if Path(path).exists():
+            datasets[name] = Path(path)
+        else:
+            print(f"{path} not found: {name} not scored")
+    systems = [(group[0], [Path(m) for m in group[1:]]) for group in args.system]
+    for name, models in systems:
+        missing = [str(m) for m in models if not (m / "config.cfg").exists()]
+        if missing:
+            parser.error(f"system {name}: no trained pipeline at {', '.join(missing)} (train it first)")
+    one_thread()
+    result: dict = {"systems": {}, "comparison": {}}
+    correct: Dict[Tuple[str, str], numpy.ndarray] = {}
+    gold_of = {name: read_gold(path) for name, path in datasets.items()}
+    for name, models in systems:
+        runs = [model_record(model) for model in models]
+        for data_name, (texts, gold) in gold_of.items():
+            rows = []
+            for run, model in zip(runs, models):
+                predicted = predict(model, texts)
+                hits = numpy.array([p == g for p, g in zip(predicted, gold)], dtype="float64")
+                rows.append(hits)
+                per_class = class_scores(predicted, gold)
+                run[data_name] = {
+                    "accuracy": round(100 * float(hits.mean()), 2),
+                    "macro_f1": round(sum(c["f"] for c in per_class.values()) / max(1, len(per_class)), 2),
+                }
+                print(f"{name} {model} {data_name}: {run[data_name]}", flush=True)
+            correct[(name, data_name)] = numpy.stack(rows)
+        entry = {"runs": runs}
+        for data_name in datasets:
+            entry[data_name] = {
+                "accuracy": summary([run[data_name]["accuracy"] for run in runs]),
+                "macro_f1": summary([run[data_name]["macro_f1"] for run in runs]),
+            }
+        heldout = [run["heldout_score"] for run in runs if "heldout_score" in run]
+        if heldout:
+            entry["heldout_score"] = summary(heldout)
+        cpu = [run["train_cpu_seconds"] for run in runs if "train_cpu_seconds" in run]
+        if cpu:
+            entry["train_cpu_seconds"] = summary(cpu)
+        result["systems"][name] = entry
+    (name_a, _), (name_b, _) = systems
+    for data_name, path in datasets.items():
+        comparison = paired_bootstrap(correct[(name_a, data_name)], correct[(name_b, data_name)], args.samples, args.seed)
+        comparison.update({"a": name_a, "b": name_b, "data": str(path), "docs": len(gold_of[data_name][1])})
+        result["comparison"][data_name] = comparison
+        print(f"{data_name}: {name_b} - {name_a} = {comparison['b_minus_a']} {comparison['interval_95']}")
+    result.update({
+        "command": "python " + " ".join(sys.argv),
+        "date": datetime.date.today().isoformat(),
+        "cores": os.cpu_count(),
+        "threads": 1,
+    })
+    atomic_write_json(args.output, result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
