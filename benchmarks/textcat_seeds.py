@@ -61,9 +61,11 @@ def model_record(model: Path) -> dict:
     cost = model.parent / "train_cost.json"
     if cost.exists():
         data = srsly.read_json(cost)
-        for key in ("train_wall_seconds", "train_cpu_seconds", "train_steps"):
+        # scripts/timed.py's keys, named as the bench rows name them
+        for key, name in (("wall_seconds", "train_wall_seconds"), ("cpu_seconds", "train_cpu_seconds"),
+                          ("max_rss_mb", "train_max_rss_mb"), ("train_steps", "train_steps")):
             if key in data:
-                record[key] = data[key]
+                record[name] = data[key]
     return record
 
 

@@ -43,7 +43,7 @@ def _pipeline(path: Path) -> Path:
     nlp.initialize()
     model = path / "model-best"
     nlp.to_disk(model)
-    srsly.write_json(path / "train_cost.json", {"train_cpu_seconds": 1.5, "train_steps": 10})
+    srsly.write_json(path / "train_cost.json", {"wall_seconds": 1.0, "cpu_seconds": 1.5, "max_rss_mb": 100.0, "train_steps": 10})
     return model
 
 
@@ -67,6 +67,7 @@ def test_scores_each_seed_and_reads_costs(tmp_path):
     for name in ("A", "B"):
         system = result["systems"][name]
         assert len(system["runs"]) == 2 and system["train_cpu_seconds"]["mean"] == 1.5
+        assert system["runs"][0]["train_steps"] == 10 and system["runs"][0]["train_wall_seconds"] == 1.0
         # 4 docs: every accuracy is a multiple of 25
         accuracies = [run["eval"]["accuracy"] for run in system["runs"]]
         assert all(acc in (0.0, 25.0, 50.0, 75.0, 100.0) for acc in accuracies)
