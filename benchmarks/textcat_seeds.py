@@ -1,20 +1,20 @@
-"""Two text classifiers judged over several seeds: is one better, or was it the seed?
+"""Text classifiers judged over several seeds: is one better, or was it the seed?
 
 SST-2's GLUE dev set has 872 sentences: one sentence is 0.11 points, and retraining the
 same system with another seed moves its accuracy by about a point. One model of each
 system (issue 22's rows) can therefore not tell a 1-2 point gap from noise. This scores
 every seed's model-best of each system on each evaluation set (raw text in, the whole
 pipeline, as greenkd-bench-textcat scores a row), reports per system the mean, spread
-and range of accuracy and macro-F1, and judges the pair by a paired bootstrap over
-docs: each resample draws the same docs for every seed of both systems and compares the
-systems' mean accuracy over their seeds.
+and range of accuracy and macro-F1, and judges each system against the first by a
+paired bootstrap over docs: each resample draws the same docs for every seed of both
+systems and compares the systems' mean accuracy over their seeds.
 
 Usage: python benchmarks/textcat_seeds.py --system NAME MODEL [MODEL ...]
-           --system NAME MODEL [MODEL ...] --data NAME=PATH.spacy [--data ...]
+           [--system NAME MODEL [MODEL ...] ...] --data NAME=PATH.spacy [--data ...]
            [--data-if-present NAME=PATH.spacy]
            [--samples 10000] [--seed 0] -o OUT.json
-The first --system is A, the second B; "B - A" is reported with its 95 % interval and
-the share of resamples in which A scores at least B. Each MODEL is a model-best
+The first --system is A, each other one B; "B - A" is reported with its 95 % interval
+and the share of resamples in which A scores at least B (``comparisons``). Each MODEL is a model-best
 directory; its training cost is read from train_cost.json beside it (scripts/timed.py)
 and its held-out score from its meta.json (what spaCy chose it by).
 Speed is not measured here: greenkd-bench-textcat times one model of each system in one
@@ -105,7 +105,7 @@ def paired_bootstrap(correct_a: numpy.ndarray, correct_b: numpy.ndarray, samples
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--system", nargs="+", action="append", required=True, metavar=("NAME", "MODEL"),
-                        help="a system's name and its model-best directories, one per seed (give two)")
+                        help="a system's name and its model-best directories, one per seed (two or more systems; the first is the baseline)")
     parser.add_argument("--data", action="append", required=True, metavar="NAME=PATH",
                         help="an evaluation set: its name and .spacy file with gold cats")
     parser.add_argument("--data-if-present", action="append", default=[], metavar="NAME=PATH",
@@ -114,8 +114,8 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, required=True)
     args = parser.parse_args()
-    if len(args.system) != 2 or any(len(group) < 2 for group in args.system):
-        parser.error("give --system NAME MODEL [MODEL ...] exactly twice (A, then B)")
+    if len(args.system) < 2 or any(len(group) < 2 for group in args.system):
+        parser.error("give --system NAME MODEL [MODEL ...] at least twice (the baseline A first)")
     datasets: Dict[str, Path] = {}
     for item in args.data:
         name, sep, path = item.partition("=")
@@ -136,7 +136,7 @@ def main() -> int:
         if missing:
             parser.error(f"system {name}: no trained pipeline at {', '.join(missing)} (train it first)")
     one_thread()
-    result: dict = {"systems": {}, "comparison": {}}
+    result: dict = {"systems": {}, "comparisons": []}
     correct: Dict[Tuple[str, str], numpy.ndarray] = {}
     gold_of = {name: read_gold(path) for name, path in datasets.items()}
     for name, models in systems:
@@ -167,12 +167,13 @@ def main() -> int:
         if cpu:
             entry["train_cpu_seconds"] = summary(cpu)
         result["systems"][name] = entry
-    (name_a, _), (name_b, _) = systems
-    for data_name, path in datasets.items():
-        comparison = paired_bootstrap(correct[(name_a, data_name)], correct[(name_b, data_name)], args.samples, args.seed)
-        comparison.update({"a": name_a, "b": name_b, "data": str(path), "docs": len(gold_of[data_name][1])})
-        result["comparison"][data_name] = comparison
-        print(f"{data_name}: {name_b} - {name_a} = {comparison['b_minus_a']} {comparison['interval_95']}")
+    name_a = systems[0][0]
+    for name_b, _ in systems[1:]:
+        for data_name, path in datasets.items():
+            comparison = {"a": name_a, "b": name_b, "set": data_name, "data": str(path), "docs": len(gold_of[data_name][1])}
+            comparison.update(paired_bootstrap(correct[(name_a, data_name)], correct[(name_b, data_name)], args.samples, args.seed))
+            result["comparisons"].append(comparison)
+            print(f"{data_name}: {name_b} - {name_a} = {comparison['b_minus_a']} {comparison['interval_95']}")
     result.update({
         "command": "python " + " ".join(sys.argv),
         "date": datetime.date.today().isoformat(),

@@ -63,7 +63,7 @@ def test_scores_each_seed_and_reads_costs(tmp_path):
            "--samples", "100", "-o", str(out)]
     subprocess.run(cmd, check=True, capture_output=True)
     result = srsly.read_json(out)
-    assert set(result["comparison"]) == {"eval"}  # the missing test file is skipped
+    assert [c["set"] for c in result["comparisons"]] == ["eval"]  # the missing test file is skipped
     for name in ("A", "B"):
         system = result["systems"][name]
         assert len(system["runs"]) == 2 and system["train_cpu_seconds"]["mean"] == 1.5
@@ -71,7 +71,8 @@ def test_scores_each_seed_and_reads_costs(tmp_path):
         # 4 docs: every accuracy is a multiple of 25
         accuracies = [run["eval"]["accuracy"] for run in system["runs"]]
         assert all(acc in (0.0, 25.0, 50.0, 75.0, 100.0) for acc in accuracies)
-    comparison = result["comparison"]["eval"]
+    comparison = result["comparisons"][0]
+    assert (comparison["a"], comparison["b"]) == ("A", "B")
     mean_a = result["systems"]["A"]["eval"]["accuracy"]["mean"]
     mean_b = result["systems"]["B"]["eval"]["accuracy"]["mean"]
     assert abs(comparison["b_minus_a"] - (mean_b - mean_a)) < 0.01
