@@ -200,6 +200,42 @@ def test_linear_part_learns_updates_sparsely_prunes_and_round_trips(tmp_path):
     assert torch.equal(pipe.model.layers[0].shims[0]._model.linear.weight.detach(), kept)
 
 
+def test_linear_bag_alone_learns_round_trips_prunes_and_averages(tmp_path):
+    """deep = false: the linear bag and its biases are the whole model (no embeddings,
+    no dense layers), trained, saved, pruned and averaged as the DAN is."""
+    from thinc.api import Adam
+
+    nlp = trained(linear=True, deep=False, pooling="sum")
+    pipe = nlp.get_pipe("greenkd_textcat")
+    module = pipe.model.layers[0].shims[0]._model
+    assert sorted(name for name, _ in module.named_parameters()) == ["bias", "linear.weight"]
+    assert [p is module.linear.weight for p in module.sparse_parameters()] == [True]
+    assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
+    table = pipe.model.attrs["ngrams"]
+    rows = table.select(10)
+    kept = module.linear.weight.detach()[torch.from_numpy(rows)].clone()
+    bias = module.bias.detach().clone()
+    pipe.prune_ngrams(10)
+    pruned = pipe.model.layers[0].shims[0]._model
+    assert torch.equal(pruned.linear.weight.detach(), kept) and torch.equal(pruned.bias.detach(), bias)
+    # Averages: the table ours, the biases thinc's.
+    optimizer = Adam(0.01, use_averages=True)
+    for _ in range(3):
+        nlp.update(examples(nlp), sgd=optimizer)
+    assert len(pipe._averages) == 1
+    assert {key[1] for key in optimizer.averages if isinstance(key, tuple)} == {"bias"}
+
+
+def test_v2_needs_something_left():
+    from greenkd_spacy.models.dan import build_dan_v2
+
+    with pytest.raises(ValueError, match="linear = true"):
+        build_dan_v2(deep=False, linear=False)
+
+
 def test_v2_rejects_an_unknown_pooling():
     from greenkd_spacy.models.dan import build_dan_v2
 

@@ -56,6 +56,7 @@ def build_dan_v2(
     ngram_dropout: float = 0.0,
     linear: bool = False,
     nO: Optional[int] = None,
+    deep: bool = True,
 ) -> Model[List[Doc], Floats2d]:
     """greenkd.DAN.v1 with a choice of pooling, n-gram dropout and an optional linear part.
 
@@ -67,6 +68,11 @@ def build_dan_v2(
         [training] dropout does not change it. 0 (v1): none.
     linear (bool): Add a linear bag of the same n-grams to the logits (one weight per
         n-gram and class, summed: the model of spaCy's BOW textcat) beside the DAN.
+    deep (bool): Keep the DAN (embeddings, pooling, dense layers). false leaves the
+        linear bag alone (needs linear = true; width, hidden_width, pooling and dropout
+        are then unused): on SST-2, trained from scratch on its labelled phrases, the
+        linear bag of 1-2-grams scored above every DAN and above spaCy's BOW
+        (configs/textcat_ngram_linear.cfg).
     Other arguments as greenkd.DAN.v1.
     """
     if not 0.0 <= ngram_dropout < 1.0:
@@ -83,6 +89,12 @@ def build_dan_v2(
             f"(greenkd-spacy) greenkd.DAN.v2 got pooling = '{pooling}': use one of "
             f"{', '.join(repr(p) for p in POOLINGS)} in [components.*.model]."
         )
+    if not deep and not linear:
+        raise ValueError(
+            "(greenkd-spacy) greenkd.DAN.v2 got deep = false and linear = false: nothing would be "
+            "left of the model. Set linear = true in [components.*.model] (the linear bag alone), "
+            "or deep = true."
+        )
     return Model(
         "greenkd_dan",
         forward,
@@ -97,6 +109,7 @@ def build_dan_v2(
             "pooling": pooling,
             "ngram_dropout_rate": ngram_dropout,
             "linear": linear,
+            "deep": deep,
         },
     )
 
@@ -106,7 +119,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
     that shape exists (thinc loads weights only into a model of the right shape)."""
     if model.layers:
         module = model.layers[0].shims[0]._model
-        if module.embed.num_embeddings == max(1, n_rows) and module.output.out_features == n_classes:
+        if module.n_rows == max(1, n_rows) and module.n_classes == n_classes:
             return
         model.layers.pop()
     module = DANModule(
@@ -117,6 +130,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
         model.attrs["dropout_rate"],
         model.attrs.get("pooling", "mean"),
         model.attrs.get("linear", False),
+        model.attrs.get("deep", True),
     )
     layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]
