@@ -188,16 +188,25 @@ def test_linear_part_learns_updates_sparsely_prunes_and_round_trips(tmp_path):
     assert changed and changed <= set(pipe.model.attrs["ngrams"].doc_ids(egs[0].predicted))
     for _ in range(40):
         nlp.update(egs, sgd=optimizer)
+    learned_saved_and_pruned(nlp, tmp_path)
+
+
+def learned_saved_and_pruned(nlp, tmp_path):
+    """The model of a DAN with a linear bag tells the toy classes apart, loads back the
+    same, and pruning keeps the linear weights of the n-grams it keeps. RETURNS the
+    module before pruning and the pruned one."""
+    pipe = nlp.get_pipe("greenkd_textcat")
+    module = pipe.model.layers[0].shims[0]._model
     assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
     nlp.to_disk(tmp_path / "model")
     loaded = spacy.load(tmp_path / "model")
     assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
-    # Pruning keeps the linear weights of the n-grams it keeps.
-    table = pipe.model.attrs["ngrams"]
-    rows = table.select(10)
+    rows = pipe.model.attrs["ngrams"].select(10)
     kept = module.linear.weight.detach()[torch.from_numpy(rows)].clone()
     pipe.prune_ngrams(10)
-    assert torch.equal(pipe.model.layers[0].shims[0]._model.linear.weight.detach(), kept)
+    pruned = pipe.model.layers[0].shims[0]._model
+    assert torch.equal(pruned.linear.weight.detach(), kept)
+    return module, pruned
 
 
 def test_linear_bag_alone_learns_round_trips_prunes_and_averages(tmp_path):
@@ -210,17 +219,9 @@ def test_linear_bag_alone_learns_round_trips_prunes_and_averages(tmp_path):
     module = pipe.model.layers[0].shims[0]._model
     assert sorted(name for name, _ in module.named_parameters()) == ["bias", "linear.weight"]
     assert [p is module.linear.weight for p in module.sparse_parameters()] == [True]
-    assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
-    nlp.to_disk(tmp_path / "model")
-    loaded = spacy.load(tmp_path / "model")
-    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
-    table = pipe.model.attrs["ngrams"]
-    rows = table.select(10)
-    kept = module.linear.weight.detach()[torch.from_numpy(rows)].clone()
     bias = module.bias.detach().clone()
-    pipe.prune_ngrams(10)
-    pruned = pipe.model.layers[0].shims[0]._model
-    assert torch.equal(pruned.linear.weight.detach(), kept) and torch.equal(pruned.bias.detach(), bias)
+    _, pruned = learned_saved_and_pruned(nlp, tmp_path)
+    assert torch.equal(pruned.bias.detach(), bias)
     # Averages: the table ours, the biases thinc's.
     optimizer = Adam(0.01, use_averages=True)
     for _ in range(3):
