@@ -30,43 +30,30 @@ from typing import Dict, List, Sequence, Tuple
 import numpy
 import spacy
 import srsly
-from spacy.tokens import DocBin
 
 from greenkd_spacy.atomic import atomic_write_json
-from greenkd_spacy.bench import class_scores, one_thread
+from greenkd_spacy.bench import add_train_cost, class_scores, macro_f1, one_thread, predicted_labels
+from greenkd_spacy.data.corpus import load_docs
 
 
 def read_gold(path: Path) -> Tuple[List[str], List[str]]:
     """Texts and gold labels (the highest cat) of the docs of a .spacy file with cats."""
-    nlp = spacy.blank("xx")
-    docs = [doc for doc in DocBin().from_disk(path).get_docs(nlp.vocab) if doc.cats]
+    docs = [doc for doc in load_docs(path, spacy.blank("xx").vocab) if doc.cats]
     if not docs:
         sys.exit(f"{path} has no doc with gold cats: convert it with `spacy greenkd-convert-textcat`.")
     return [doc.text for doc in docs], [max(doc.cats, key=doc.cats.get) for doc in docs]
 
 
-def predict(model: Path, texts: Sequence[str]) -> List[str]:
-    nlp = spacy.load(model)
-    return [max(doc.cats, key=doc.cats.get) if doc.cats else "" for doc in nlp.pipe(texts, batch_size=1000)]
-
-
 def model_record(model: Path) -> dict:
-    """The held-out score spaCy chose the model by and its training cost, where recorded."""
+    """The held-out score spaCy chose the model by and its training cost (the bench rows'
+    fields, from scripts/timed.py's train_cost.json beside it), where recorded."""
     record: dict = {"model": str(model)}
     meta = model / "meta.json"
     if meta.exists():
         performance = srsly.read_json(meta).get("performance", {})
         if "cats_score" in performance:
             record["heldout_score"] = round(100 * float(performance["cats_score"]), 2)
-    cost = model.parent / "train_cost.json"
-    if cost.exists():
-        data = srsly.read_json(cost)
-        # scripts/timed.py's keys, named as the bench rows name them
-        for key, name in (("wall_seconds", "train_wall_seconds"), ("cpu_seconds", "train_cpu_seconds"),
-                          ("max_rss_mb", "train_max_rss_mb"), ("train_steps", "train_steps")):
-            if key in data:
-                record[name] = data[key]
-    return record
+    return add_train_cost(record, model.parent / "train_cost.json")
 
 
 def summary(values: Sequence[float]) -> Dict[str, float]:
@@ -141,18 +128,16 @@ def main() -> int:
     gold_of = {name: read_gold(path) for name, path in datasets.items()}
     for name, models in systems:
         runs = [model_record(model) for model in models]
+        pipelines = [spacy.load(model) for model in models]  # loaded once for every evaluation set
         for data_name, (texts, gold) in gold_of.items():
             rows = []
-            for run, model in zip(runs, models):
-                predicted = predict(model, texts)
+            for run, nlp in zip(runs, pipelines):
+                predicted = predicted_labels(nlp, texts)
                 hits = numpy.array([p == g for p, g in zip(predicted, gold)], dtype="float64")
                 rows.append(hits)
                 per_class = class_scores(predicted, gold)
-                run[data_name] = {
-                    "accuracy": round(100 * float(hits.mean()), 2),
-                    "macro_f1": round(sum(c["f"] for c in per_class.values()) / max(1, len(per_class)), 2),
-                }
-                print(f"{name} {model} {data_name}: {run[data_name]}", flush=True)
+                run[data_name] = {"accuracy": round(100 * float(hits.mean()), 2), "macro_f1": macro_f1(per_class)}
+                print(f"{name} {run['model']} {data_name}: {run[data_name]}", flush=True)
             correct[(name, data_name)] = numpy.stack(rows)
         entry = {"runs": runs}
         for data_name in datasets:

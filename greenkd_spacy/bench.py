@@ -197,6 +197,17 @@ def class_scores(predicted: Sequence[Optional[str]], gold: Sequence[str]) -> Dic
     return scores
 
 
+def macro_f1(per_class: Dict[str, Dict[str, float]]) -> float:
+    """Macro-F1 (percent) over the gold classes of class_scores: accuracy hides a rare
+    class (TREC's ABBR)."""
+    return round(sum(c["f"] for c in per_class.values()) / max(1, len(per_class)), 2)
+
+
+def predicted_labels(nlp: Language, texts: Sequence[str], batch_size: int = 1000) -> List[Optional[str]]:
+    """Each text's highest-scoring category through the whole pipeline (None: no cats)."""
+    return [max(doc.cats, key=doc.cats.get) if doc.cats else None for doc in nlp.pipe(texts, batch_size=batch_size)]
+
+
 def bench_textcat(
     nlp: Language,
     texts: List[str],
@@ -217,10 +228,7 @@ def bench_textcat(
         size (the largest batch size also as ``docs_per_second``), words/s, parameters.
     """
     one_thread()
-    predicted = [
-        max(doc.cats, key=doc.cats.get) if doc.cats else None
-        for doc in nlp.pipe(texts, batch_size=max(batch_sizes))
-    ]
+    predicted = predicted_labels(nlp, texts, max(batch_sizes))
     correct = sum(p == g for p, g in zip(predicted, gold))
     per_class = class_scores(predicted, gold)
     n_words = sum(len(doc) for doc in nlp.tokenizer.pipe(texts))
@@ -234,8 +242,7 @@ def bench_textcat(
     largest = str(max(batch_sizes))
     return {
         "accuracy": round(100 * correct / max(1, len(texts)), 2),
-        # Macro-F1 over the gold classes: accuracy hides a rare class (TREC's ABBR).
-        "macro_f1": round(sum(c["f"] for c in per_class.values()) / max(1, len(per_class)), 2),
+        "macro_f1": macro_f1(per_class),
         "per_class": per_class,
         "docs": len(texts),
         "words": n_words,

@@ -53,7 +53,7 @@ class DANModule(nn.Module):
             self.bias = nn.Parameter(torch.zeros(n_classes))
         # The "wide" part: one weight per n-gram and class, summed over the doc's n-grams
         # (a linear bag of n-grams, as spaCy's BOW textcat), added to the DAN's logits.
-        self.linear = nn.EmbeddingBag(max(1, n_rows), n_classes, mode="sum", sparse=True) if linear else None
+        self.linear = nn.EmbeddingBag(self.n_rows, n_classes, mode="sum", sparse=True) if linear else None
         if self.linear is not None:
             nn.init.zeros_(self.linear.weight)
 
