@@ -256,29 +256,56 @@ def test_sparse_update_touches_only_batch_rows():
     assert changed and changed <= touched
 
 
+@pytest.mark.parametrize("ngram_range", [(1, 4), (2, 3)])
 @pytest.mark.parametrize("lowercase", [True, False])
-def test_batch_ngram_ids_match_the_string_definition(lowercase):
-    """The hashed, vectorised lookup finds exactly the n-grams (same rows, same order)
-    that joining token strings finds, including words that are spaCy symbols ("cc",
-    "nsubj" have small ids, not string hashes), case, whitespace tokens and empty docs."""
+@pytest.mark.parametrize("path", ["batch_ids", "batch_ids_numpy"])
+def test_batch_ngram_ids_match_the_string_definition(path, lowercase, ngram_range):
+    """The hashed batch lookup, compiled (batch_ids) and in numpy (its reference), finds
+    exactly the n-grams (same rows, same order) that joining token strings finds,
+    including words that are spaCy symbols ("cc", "nsubj" have small ids, not string
+    hashes), case, whitespace tokens, empty docs and n-gram ranges not starting at 1."""
     from greenkd_spacy.models.ngrams import NgramTable
 
     nlp = spacy.blank("en")
     texts = ["What does cc in engines mean ?", "the nsubj of The Movie is  great\n ok", "", "  ", "a", "A a a a A"]
     texts += [t for t, _ in DATA[:6]]
     docs = [nlp.make_doc(t) for t in texts]
-    table = NgramTable.build(docs[:8], docs[8:], size=60, ngram_range=(1, 4), lowercase=lowercase)
+    table = NgramTable.build(docs[:8], docs[8:], size=60, ngram_range=ngram_range, lowercase=lowercase)
     for table in (table, table.subset(numpy.arange(0, len(table), 2))):  # with unknown n-grams too
         expected_ids, expected_offsets = [], []
         for doc in docs:
             expected_offsets.append(len(expected_ids))
             expected_ids.extend(table.doc_ids(doc))
-        ids, offsets = table.batch_ids(docs)
+        ids, offsets = getattr(table, path)(docs)
+        assert ids.dtype == offsets.dtype == numpy.int64
         assert ids.tolist() == expected_ids and offsets.tolist() == expected_offsets
-    assert len(table.batch_ids(docs)[0]) > 0
-    assert [a.tolist() for a in table.batch_ids([])] == [[], []]
+    assert len(getattr(table, path)(docs)[0]) > 0
+    assert [a.tolist() for a in getattr(table, path)([])] == [[], []]
     # A batch with no words at all (empty and whitespace-only docs): empty bags.
-    assert [a.tolist() for a in table.batch_ids([nlp.make_doc(""), nlp.make_doc("  \n")])] == [[], [0, 0]]
+    assert [a.tolist() for a in getattr(table, path)([nlp.make_doc(""), nlp.make_doc("  \n")])] == [[], [0, 0]]
+
+
+def test_compiled_featurization_is_built_and_probes_past_collisions():
+    """The installed package has the compiled featurization (a missing build would only
+    warn and run the numpy path: this test is what notices), and the compiled lookup
+    walks a probe chain of colliding keys as KeyIndex.lookup does."""
+    from greenkd_spacy.models import ngrams
+
+    assert ngrams._compiled_batch_rows is not None, "run `pip install -e .` to build greenkd_spacy/models/_ngram_rows.pyx"
+    nlp = spacy.blank("en")
+    docs = [nlp.make_doc(" ".join(f"w{i}" for i in range(k, k + 30))) for k in range(0, 300, 30)]
+    table = ngrams.NgramTable.build(docs, size=2000, ngram_range=(1, 3))
+    index = table.key_index()
+    slots = numpy.flatnonzero(index.rows >= 0)
+    assert len(slots) == len(table)
+    away_from_home = (index.keys[slots] & index.mask) != slots.astype("uint64")
+    assert away_from_home.sum() > 10  # found only by walking a probe chain
+    ids, offsets = table.batch_ids(docs)
+    reference = table.batch_ids_numpy(docs)
+    assert ids.tolist() == reference[0].tolist() and offsets.tolist() == reference[1].tolist()
+    assert sorted(ids.tolist()) == list(range(len(table)))  # every n-gram found once
+    with pytest.raises(TypeError):
+        table.batch_ids(["not a doc"])
 
 
 def test_prune_keeps_most_frequent_and_shrinks(tmp_path):

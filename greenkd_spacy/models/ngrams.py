@@ -13,8 +13,12 @@ spaCy's hashes of its words (the LOWER or ORTH attribute the doc already holds),
 keys of a whole batch are looked up at once in a numpy hash table (`KeyIndex`). Building
 strings token by token made n-gram lookup 95 % of the DAN's prediction time, slower than
 spaCy's own bag-of-words textcat; the string path (`doc_ids`) stays as the definition the
-fast path is tested against.
+fast path is tested against. The batch's keys are made and looked up in compiled code
+(`_ngram_rows.pyx`, reading each doc's token array), with the numpy version
+(`batch_ids_numpy`) as its reference: numpy needs one `Doc.to_array` call per doc,
+which on short texts costs more than everything else the featurization does.
 """
+import warnings
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
@@ -24,6 +28,11 @@ from spacy.attrs import IS_SPACE, LOWER, ORTH
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
 from thinc.api import Model, deserialize_attr, serialize_attr
+
+try:
+    from ._ngram_rows import batch_rows as _compiled_batch_rows
+except ImportError:  # a source tree on sys.path without `pip install` (nothing built)
+    _compiled_batch_rows = None
 
 
 def doc_words(doc: Doc, lowercase: bool = True) -> List[str]:
@@ -104,6 +113,22 @@ class KeyIndex:
             going_on = occupied & ~found
             active, slots = active[going_on], (slots[going_on] + 1) & size_mask
         return result
+
+
+_warned = False
+
+
+def _warn_not_compiled() -> None:
+    global _warned
+    if not _warned:
+        _warned = True
+        warnings.warn(
+            "(greenkd-spacy) The compiled n-gram featurization (greenkd_spacy.models."
+            "_ngram_rows) is not built, so greenkd_textcat featurizes in numpy: same "
+            "results, slower on short texts. Install the package (`pip install -e .` in a "
+            "checkout) to build it.",
+            stacklevel=3,
+        )
 
 
 class NgramTable:
@@ -192,6 +217,16 @@ class NgramTable:
         (the input format of torch's EmbeddingBag). Unknown n-grams are skipped; a doc
         without a known n-gram gets an empty bag. Same ids, in the same order, as
         `doc_ids` per doc (n-grams by length, then by position)."""
+        if _compiled_batch_rows is None:
+            _warn_not_compiled()
+            return self.batch_ids_numpy(docs)
+        index = self.key_index()
+        n_min, n_max = self.ngram_range
+        return _compiled_batch_rows(list(docs), self.lowercase, n_min, n_max, index.keys, index.rows)
+
+    def batch_ids_numpy(self, docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """`batch_ids` in numpy: the reference of the compiled version, and its stand-in
+        where greenkd-spacy runs from a source tree that was never built."""
         n_docs = len(docs)
         attr = LOWER if self.lowercase else ORTH
         if n_docs == 0 or len(self) == 0 or not any(len(doc) for doc in docs):

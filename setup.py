@@ -1,0 +1,20 @@
+"""Builds greenkd-spacy's one compiled module; everything else is in pyproject.toml.
+
+The DAN's n-gram featurization reads spaCy's token arrays directly (Cython, against the
+spaCy headers of the version we run with), so the build needs spaCy, Cython and NumPy's
+headers (spaCy's doc.pxd cimports numpy); pyproject.toml's build-system lists them.
+"""
+import numpy
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+extensions = [
+    Extension(
+        "greenkd_spacy.models._ngram_rows",
+        ["greenkd_spacy/models/_ngram_rows.pyx"],
+        include_dirs=[numpy.get_include()],
+        language="c++",  # spaCy's vocab.pxd cimports libcpp
+    )
+]
+
+setup(ext_modules=cythonize(extensions, compiler_directives={"language_level": "3"}))
