@@ -3,6 +3,7 @@ one CPU thread, parameters and size on disk, in one run; and the rows of the res
 files (training and teacher cost, command, date, cores). Every greenkd-bench-* command
 and every study script uses this module; the CLI modules only parse arguments."""
 import datetime
+import gc
 import os
 import shlex
 import sys
@@ -176,7 +177,13 @@ def repeated_texts(texts: Sequence[str], min_docs: int) -> List[str]:
 
 
 def timed_pass(nlp: Language, texts: Sequence[str], batch_size: int) -> float:
-    """Seconds for one pass of the whole pipeline (tokenization included) over the texts."""
+    """Seconds for one pass of the whole pipeline (tokenization included) over the texts.
+
+    The garbage of earlier passes is collected first (as the profile and the interleaved
+    benches do): otherwise a full collection of it, ~0.24 s for any pipeline, fell into
+    about every other pass of 10,000 SST-2 sentences and, landing on two of three passes,
+    made one row look 1.6x slower than the same weights in the next row."""
+    gc.collect()
     start = time.perf_counter()
     for _ in nlp.pipe(texts, batch_size=batch_size):
         pass
