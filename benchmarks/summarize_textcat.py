@@ -1,4 +1,5 @@
-"""Check the text classification study's targets (issue 4) against its results files.
+"""Check the text classification targets (the study's, issue 4; the CPU-first defaults',
+issue 22) against the results files.
 
 Reads benchmarks/results/textcat_sst2.json and textcat_trec.json (written by
 `spacy project run bench-textcat`) and prints each target with the measured figures and
@@ -19,6 +20,46 @@ BATCH = "1000"  # the issue's throughput targets are at batch 1000
 
 def speed(row: Dict) -> float:
     return float(row["docs_per_second_by_batch"].get(BATCH, row["docs_per_second"]))
+
+
+MAX_DISK_BYTES = 30_000_000  # issue 22: <= 30 MB on disk
+SCRATCH = ("dan-default", "ngram-linear")  # greenkd_textcat from scratch: the DAN, the linear bag
+DISTILLED = ("dan-kd-default", "dan-kd-ft-default", "linear-kd-default")
+
+
+def cpu_first_checks(task: str, by: Dict[str, Dict]) -> List[Dict]:
+    """Issue 22's targets: from scratch >= spaCy's BOW accuracy at >= 1.5x its docs/s
+    and <= 30 MB; distilled >= the better of BOW and TF-IDF + 2. A speed is compared
+    only with a BOW row of the same bench day (rows of another run are not comparable)."""
+    checks, add = target_checks.collector(task)
+    bow, tfidf = by.get("spacy-bow"), by.get("tfidf-svm")
+    if bow is None:
+        return checks
+    for name in SCRATCH:
+        row = by.get(name)
+        if row is None:
+            continue
+        size_ok = row.get("disk_bytes") is not None and row["disk_bytes"] <= MAX_DISK_BYTES
+        figures = f"{row['accuracy']:.2f} vs spacy-bow {bow['accuracy']:.2f}, {row.get('disk_bytes', 0) / 1e6:.1f} MB"
+        if row.get("date") == bow.get("date"):
+            ratio = speed(row) / speed(bow)
+            met = row["accuracy"] >= bow["accuracy"] and ratio >= 1.5 and size_ok
+            figures += f", {ratio:.2f}x its docs/s (batch {BATCH})"
+        else:
+            met = None
+            figures += f", speed not comparable (benched {row.get('date')} vs {bow.get('date')})"
+        add(f"{name} from scratch >= spacy-bow accuracy at >= 1.5x its docs/s, <= 30 MB", met, figures)
+    if tfidf is not None:
+        bar = max(bow["accuracy"], tfidf["accuracy"]) + 2
+        for name in DISTILLED:
+            row = by.get(name)
+            if row is not None:
+                add(
+                    f"{name} (distilled) >= the better of spacy-bow and tfidf-svm + 2",
+                    row["accuracy"] >= bar,
+                    f"{row['accuracy']:.2f} vs {bar:.2f} (spacy-bow {bow['accuracy']:.2f}, tfidf-svm {tfidf['accuracy']:.2f})",
+                )
+    return checks
 
 
 def check(task: str, rows: List[Dict]) -> List[Dict]:
@@ -48,13 +89,20 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
                 ratio >= 50,
                 f"{speed(dan):,.0f} vs {speed(teacher):,.0f} docs/s ({ratio:.0f}x)",
             )
-            if bow:
+            if bow and bow.get("date") != dan.get("date"):
+                add(
+                    f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})",
+                    None,
+                    f"not comparable: benched {dan.get('date')}, spacy-bow {bow.get('date')}",
+                )
+            elif bow:
                 ratio = speed(dan) / speed(bow)
                 add(
                     f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})",
                     ratio >= 1.0,
                     f"{speed(dan):,.0f} vs {speed(bow):,.0f} docs/s ({ratio:.2f}x)",
                 )
+    checks.extend(cpu_first_checks(task, by))
     curve = [(100, by.get("dan-kd-ft") or by.get("dan-kd"))] + [(k, by.get(f"dan-pruned-{k}")) for k in (30, 10, 3)]
     if all(row for _, row in curve):
         add(

@@ -255,3 +255,32 @@ def test_pipeline_checks_report_the_gap_share_and_compare_speed_within_one_run()
     assert "not comparable" in checks["a student >= gold baseline + 2.0 LAS at >= 1.0x its words/s"]["figures"]
     ner = pipeline.check("ner", [dict(r, f1=r["las"], system=r["system"].replace("spacy-cnn-gold", "spacy-ner-gold")) for r in rows[:1] + rows[2:]])
     assert not any("within 2.0" in c["target"] for c in ner)
+
+
+def test_textcat_cpu_first_checks_follow_the_rows():
+    """Issue 22's text classification targets: accuracy, speed (same bench day only) and
+    size from scratch; distilled against the better of BOW and TF-IDF + 2."""
+    textcat = _load("summarize_textcat")
+    day = "2026-11-27"
+    rows = [
+        {"system": "spacy-bow", "accuracy": 82.0, "docs_per_second": 1000, "docs_per_second_by_batch": {"1000": 1000}, "date": day},
+        {"system": "tfidf-svm", "accuracy": 83.0, "docs_per_second": 2000, "docs_per_second_by_batch": {"1000": 2000}, "date": day},
+        {"system": "dan-default", "accuracy": 81.0, "docs_per_second": 1600, "docs_per_second_by_batch": {"1000": 1600}, "disk_bytes": 17_000_000, "date": day},
+        {"system": "ngram-linear", "accuracy": 83.0, "docs_per_second": 1400, "docs_per_second_by_batch": {"1000": 1400}, "disk_bytes": 3_000_000, "date": day},
+        {"system": "dan-kd-default", "accuracy": 85.0, "docs_per_second": 1600, "docs_per_second_by_batch": {"1000": 1600}, "disk_bytes": 29_000_000, "date": "2026-11-26"},
+        {"system": "linear-kd-default", "accuracy": 84.9, "docs_per_second": 1600, "docs_per_second_by_batch": {"1000": 1600}, "disk_bytes": 5_000_000, "date": day},
+    ]
+    checks = {c["target"].split(" ")[0]: c for c in textcat.check("sst2", rows)}
+    assert checks["dan-default"]["met"] is False  # fast enough, 1.0 below BOW
+    assert checks["ngram-linear"]["met"] is False and "1.40x" in checks["ngram-linear"]["figures"]  # accurate, too slow
+    assert checks["dan-kd-default"]["met"] is True and "85.00 vs 85.00" in checks["dan-kd-default"]["figures"]
+    assert checks["linear-kd-default"]["met"] is False
+    rows[3]["docs_per_second_by_batch"] = {"1000": 1500}
+    rows[3]["date"] = "2026-11-26"
+    checks = {c["target"].split(" ")[0]: c for c in textcat.check("sst2", rows)}
+    assert checks["ngram-linear"]["met"] is None and "not comparable" in checks["ngram-linear"]["figures"]
+    rows[3]["date"] = day
+    checks = {c["target"].split(" ")[0]: c for c in textcat.check("sst2", rows)}
+    assert checks["ngram-linear"]["met"] is True
+    rows[3]["disk_bytes"] = 31_000_000
+    assert {c["target"].split(" ")[0]: c for c in textcat.check("sst2", rows)}["ngram-linear"]["met"] is False
