@@ -306,6 +306,9 @@ def test_compiled_featurization_is_built_and_probes_past_collisions():
     assert sorted(ids.tolist()) == list(range(len(table)))  # every n-gram found once
     with pytest.raises(TypeError):
         table.batch_ids(["not a doc"])
+    for bad in ((0, 2), (3, 2)):
+        with pytest.raises(ValueError, match="n-gram range"):
+            ngrams.NgramTable(ngram_range=bad)
 
 
 def test_prune_keeps_most_frequent_and_shrinks(tmp_path):

@@ -148,6 +148,11 @@ class NgramTable:
             else numpy.asarray(counts, dtype="int64").reshape(len(self.ngrams), 2)
         )
         self.ngram_range = (int(ngram_range[0]), int(ngram_range[1]))
+        if not 1 <= self.ngram_range[0] <= self.ngram_range[1]:
+            raise ValueError(
+                f"(greenkd-spacy) An n-gram range needs 1 <= shortest <= longest, got "
+                f"{self.ngram_range}: set ngram_size (greenkd.DAN) to 1 or more."
+            )
         self.lowercase = lowercase
         self.index: Dict[str, int] = {g: i for i, g in enumerate(self.ngrams)}
         self._key_index: Optional[KeyIndex] = None
