@@ -25,7 +25,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from greenkd_spacy.bench import class_scores, disk_bytes, one_thread, repeated_texts, stamp, write_row
+from greenkd_spacy.bench import class_scores, disk_bytes, macro_f1, one_thread, repeated_texts, stamp, write_row
 from greenkd_spacy.data.corpus import load_docs
 
 
@@ -85,7 +85,7 @@ def main(argv: Sequence[str]) -> None:
     row = {
         "system": args.system,
         "accuracy": round(100 * sum(p == g for p, g in zip(predicted, gold)) / len(gold), 2),
-        "macro_f1": round(sum(c["f"] for c in per_class.values()) / len(per_class), 2),
+        "macro_f1": macro_f1(per_class),
         "per_class": per_class,
         "docs": len(texts),
         "words": n_tokens,
