@@ -78,6 +78,16 @@ def test_step_capped_sweep_trains_apart_and_stops_on_steps():
     assert "training.max_steps" not in overrides_of(default_sweep.train_command("parser-ta", "hybrid-drop3", 10))
 
 
+def test_seeded_sweep_trains_apart_with_its_seed():
+    command = default_sweep.train_command("parser-ta", "lean-b500", 10, seed=2)
+    overrides = overrides_of(command)
+    assert overrides["system.seed"] == "2" and overrides["training.batcher.size.rate"] == "500"
+    assert Path(command[command.index("--output") + 1]) == Path("training/parser-ta/sweep-seed2/lean-b500")
+    # Seed 0 is the sweep as before: same directory, no seed override.
+    assert "system.seed" not in overrides_of(default_sweep.train_command("parser-ta", "lean-b500", 10))
+    assert default_sweep.sweep_dir("parser-ta", seed=0) == Path("training/parser-ta/sweep")
+
+
 def test_sweep_table_records_an_eval_score_without_choosing_by_it(tmp_path):
     from spacy.tokens import DocBin
 
