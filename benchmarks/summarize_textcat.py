@@ -10,7 +10,7 @@ Usage: python benchmarks/summarize_textcat.py [RESULTS.json ...] [--output CHECK
 """
 import sys
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 import target_checks  # noqa: E402  (benchmarks/ is not a package)
@@ -20,6 +20,19 @@ BATCH = "1000"  # the issue's throughput targets are at batch 1000
 
 def speed(row: Dict) -> float:
     return float(row["docs_per_second_by_batch"].get(BATCH, row["docs_per_second"]))
+
+
+def speed_ratio(row: Dict, base: Dict) -> Optional[float]:
+    """row's docs/s over base's, or None when the two were benched on different days:
+    speeds are compared only within one bench run (the machine's load differs between
+    runs), and a row's date is its run's."""
+    if row.get("date") != base.get("date"):
+        return None
+    return speed(row) / speed(base)
+
+
+def not_comparable(row: Dict, base: Dict) -> str:
+    return f"speed not comparable (benched {row.get('date')}, {base['system']} {base.get('date')})"
 
 
 MAX_DISK_BYTES = 30_000_000  # issue 22: <= 30 MB on disk
@@ -41,13 +54,13 @@ def cpu_first_checks(task: str, by: Dict[str, Dict]) -> List[Dict]:
             continue
         size_ok = row.get("disk_bytes") is not None and row["disk_bytes"] <= MAX_DISK_BYTES
         figures = f"{row['accuracy']:.2f} vs spacy-bow {bow['accuracy']:.2f}, {row.get('disk_bytes', 0) / 1e6:.1f} MB"
-        if row.get("date") == bow.get("date"):
-            ratio = speed(row) / speed(bow)
+        ratio = speed_ratio(row, bow)
+        if ratio is not None:
             met = row["accuracy"] >= bow["accuracy"] and ratio >= 1.5 and size_ok
             figures += f", {ratio:.2f}x its docs/s (batch {BATCH})"
         else:
             met = None
-            figures += f", speed not comparable (benched {row.get('date')} vs {bow.get('date')})"
+            figures += ", " + not_comparable(row, bow)
         add(f"{name} from scratch >= spacy-bow accuracy at >= 1.5x its docs/s, <= 30 MB", met, figures)
     if tfidf is not None:
         bar = max(bow["accuracy"], tfidf["accuracy"]) + 2
@@ -89,18 +102,13 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
                 ratio >= 50,
                 f"{speed(dan):,.0f} vs {speed(teacher):,.0f} docs/s ({ratio:.0f}x)",
             )
-            if bow and bow.get("date") != dan.get("date"):
+            if bow:
+                ratio = speed_ratio(dan, bow)
                 add(
                     f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})",
-                    None,
-                    f"not comparable: benched {dan.get('date')}, spacy-bow {bow.get('date')}",
-                )
-            elif bow:
-                ratio = speed(dan) / speed(bow)
-                add(
-                    f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})",
-                    ratio >= 1.0,
-                    f"{speed(dan):,.0f} vs {speed(bow):,.0f} docs/s ({ratio:.2f}x)",
+                    None if ratio is None else ratio >= 1.0,
+                    not_comparable(dan, bow) if ratio is None
+                    else f"{speed(dan):,.0f} vs {speed(bow):,.0f} docs/s ({ratio:.2f}x)",
                 )
     checks.extend(cpu_first_checks(task, by))
     curve = [(100, by.get("dan-kd-ft") or by.get("dan-kd"))] + [(k, by.get(f"dan-pruned-{k}")) for k in (30, 10, 3)]
