@@ -10,10 +10,12 @@ from typer.testing import CliRunner
 from greenkd_spacy.cli import app
 from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.data.labeled import read_labeled
+from greenkd_spacy.models.dan import dan_module
 
 from .util import distill_config
 
-SMALL = {"model": {"max_ngrams": 500, "width": 16, "hidden_width": 16}}
+# A small DAN (the factory's default model is the linear bag; these tests are the DAN's).
+SMALL = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "width": 16, "hidden_width": 16}}
 DATA = [
     ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
     ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
@@ -34,7 +36,7 @@ def trained(factory="greenkd_textcat", steps=40, **v2_settings):
     nlp = spacy.blank("en")
     config = SMALL
     if v2_settings:
-        config = {"model": {"@architectures": "greenkd.DAN.v2", **SMALL["model"], **v2_settings}}
+        config = {"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "deep": True, "linear": False, **v2_settings}}
     nlp.add_pipe(factory, config=config)
     egs = examples(nlp)
     optimizer = nlp.initialize(lambda: egs)
@@ -42,6 +44,29 @@ def trained(factory="greenkd_textcat", steps=40, **v2_settings):
     for _ in range(steps):
         nlp.update(egs, sgd=optimizer)
     return nlp
+
+
+@pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
+def test_factory_default_is_the_linear_bag_of_1_2_grams_and_learns(factory, tmp_path):
+    """add_pipe with no model config gives issue 22's from-scratch winner: greenkd.DAN.v2's
+    linear bag alone over 1-2-grams (no embeddings, no dense layers)."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(factory)
+    model_cfg = nlp.config["components"][factory]["model"]
+    assert model_cfg["@architectures"] == "greenkd.DAN.v2"
+    assert (model_cfg["deep"], model_cfg["linear"], model_cfg["ngram_size"]) == (False, True, 2)
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.05
+    for _ in range(40):
+        nlp.update(egs, sgd=optimizer)
+    module = dan_module(pipe.model)
+    assert sorted(name for name, _ in module.named_parameters()) == ["bias", "linear.weight"]
+    assert nlp("a great film").cats["pos"] > 0.7 and nlp("boring and awful").cats["neg"] > 0.7
+    nlp.to_disk(tmp_path / "default")
+    loaded = spacy.load(tmp_path / "default")
+    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats, abs=1e-6)
 
 
 @pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
@@ -79,7 +104,7 @@ def test_weight_averages_are_what_use_params_evaluates_and_saves(tmp_path):
 
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("greenkd_textcat", config={"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "linear": True}})
+    nlp.add_pipe("greenkd_textcat", config={"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "deep": True, "linear": True}})
     egs = examples(nlp)
     nlp.initialize(lambda: egs)
     optimizer = Adam(0.01, use_averages=True)
