@@ -26,6 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
+import srsly
 from summarize_sweep import summarize
 
 from greenkd_spacy.atomic import atomic_write_json
@@ -117,11 +118,20 @@ CONFIG_CANDIDATES["lean-norm"] = {
 # hybrid-lean with smaller batches, tried after every regulariser above stayed within
 # noise: a 2,000-word batch is a fifth of Tamil-TTB's 9.6 k training words, so the 10-minute
 # run makes ~1,800 updates; spaCy's tagger+parser makes ~2,900 of 100 to 1,000 words.
+# Patience is counted in steps, so it is scaled with the batch (the same 3.2 M words
+# without a better dev score): lean-b500-p1600, the first try, stopped after 4 of its 10
+# minutes (2,400 steps; best dev LAS 53.22 at step 800).
 CONFIG_CANDIDATES["lean-b1000"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
-    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.batcher.size.rate": "1000"},
+    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.batcher.size.rate": "1000",
+                  "training.patience": "3200"},
 }
 CONFIG_CANDIDATES["lean-b500"] = {
+    **CONFIG_CANDIDATES["hybrid-lean"],
+    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.batcher.size.rate": "500",
+                  "training.patience": "6400"},
+}
+CONFIG_CANDIDATES["lean-b500-p1600"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.batcher.size.rate": "500"},
 }
@@ -239,7 +249,16 @@ def main(argv: Sequence[str]) -> None:
         row["config"], row["overrides"] = candidate(args.task, row["candidate"])
         row.update(stamp)
         print(row)
-    atomic_write_json(output, rows)
+    atomic_write_json(output, merge_rows(output, rows))
+
+
+def merge_rows(output: Path, rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The rows already in output whose candidates were not trained here (an earlier
+    machine's, whose training folders are gone) followed by this sweep's rows, so that a
+    results file is only ever added to."""
+    trained = {row["candidate"] for row in rows}
+    kept = [row for row in (srsly.read_json(output) if output.exists() else []) if row["candidate"] not in trained]
+    return kept + rows
 
 if __name__ == "__main__":
     main(sys.argv[1:])

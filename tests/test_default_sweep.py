@@ -88,6 +88,14 @@ def test_seeded_sweep_trains_apart_with_its_seed():
     assert default_sweep.sweep_dir("parser-ta", seed=0) == Path("training/parser-ta/sweep")
 
 
+def test_sweep_results_keep_the_rows_of_candidates_not_trained_here(tmp_path):
+    out = tmp_path / "sweep.json"
+    srsly.write_json(out, [{"candidate": "base", "heldout_score": 48.1}, {"candidate": "lean-b500", "heldout_score": 1.0}])
+    rows = default_sweep.merge_rows(out, [{"candidate": "lean-b500", "heldout_score": 53.5}])
+    assert rows == [{"candidate": "base", "heldout_score": 48.1}, {"candidate": "lean-b500", "heldout_score": 53.5}]
+    assert default_sweep.merge_rows(tmp_path / "absent.json", rows) == rows
+
+
 def test_sweep_table_records_an_eval_score_without_choosing_by_it(tmp_path):
     from spacy.tokens import DocBin
 
