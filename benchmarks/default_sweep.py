@@ -136,6 +136,15 @@ CONFIG_CANDIDATES["lean-b500-p1600"] = {
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "training.batcher.size.rate": "500"},
 }
 
+# hybrid-lean whose hash embeddings read a word's last five characters as SUFFIX instead
+# of spaCy's three (greenkd.affix_lengths.v1): Tamil's case and tense endings, which decide
+# most dependency labels, are often longer than three code points.
+CONFIG_CANDIDATES["lean-suffix5"] = {
+    **CONFIG_CANDIDATES["hybrid-lean"],
+    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"],
+                  "nlp.after_creation": '{"@callbacks": "greenkd.affix_lengths.v1", "prefix": 1, "suffix": 5}'},
+}
+
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
 TASKS: Dict[str, Dict[str, Any]] = {
     "ner": {
