@@ -264,9 +264,14 @@ def main(argv: Sequence[str]) -> None:
 def merge_rows(output: Path, rows: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The rows already in output whose candidates were not trained here (an earlier
     machine's, whose training folders are gone) followed by this sweep's rows, so that a
-    results file is only ever added to."""
+    results file is only ever added to. The kept rows are marked carried_over and not
+    chosen: a budgeted run's score depends on its machine, so the choice is made among
+    the candidates trained here."""
     trained = {row["candidate"] for row in rows}
-    kept = [row for row in (srsly.read_json(output) if output.exists() else []) if row["candidate"] not in trained]
+    kept = [
+        {**row, "chosen": False, "carried_over": True}
+        for row in (srsly.read_json(output) if output.exists() else []) if row["candidate"] not in trained
+    ]
     return kept + rows
 
 if __name__ == "__main__":

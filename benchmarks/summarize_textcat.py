@@ -26,7 +26,7 @@ def speed_ratio(row: Dict, base: Dict) -> Optional[float]:
     """row's docs/s over base's, or None when the two were benched on different days:
     speeds are compared only within one bench run (the machine's load differs between
     runs), and a row's date is its run's."""
-    if row.get("date") != base.get("date"):
+    if row.get("date") is None or row.get("date") != base.get("date"):
         return None
     return speed(row) / speed(base)
 
@@ -96,11 +96,12 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
                 f"{best['system']} {best['accuracy']:.1f} vs dan-scratch {scratch['accuracy']:.1f}",
             )
         for dan in dans:
-            ratio = speed(dan) / speed(teacher)
+            ratio = speed_ratio(dan, teacher)
             add(
                 f"{dan['system']} >= 50x the teacher's docs/s (batch {BATCH})",
-                ratio >= 50,
-                f"{speed(dan):,.0f} vs {speed(teacher):,.0f} docs/s ({ratio:.0f}x)",
+                None if ratio is None else ratio >= 50,
+                not_comparable(dan, teacher) if ratio is None
+                else f"{speed(dan):,.0f} vs {speed(teacher):,.0f} docs/s ({ratio:.0f}x)",
             )
             if bow:
                 ratio = speed_ratio(dan, bow)

@@ -90,9 +90,15 @@ def test_seeded_sweep_trains_apart_with_its_seed():
 
 def test_sweep_results_keep_the_rows_of_candidates_not_trained_here(tmp_path):
     out = tmp_path / "sweep.json"
-    srsly.write_json(out, [{"candidate": "base", "heldout_score": 48.1}, {"candidate": "lean-b500", "heldout_score": 1.0}])
-    rows = default_sweep.merge_rows(out, [{"candidate": "lean-b500", "heldout_score": 53.5}])
-    assert rows == [{"candidate": "base", "heldout_score": 48.1}, {"candidate": "lean-b500", "heldout_score": 53.5}]
+    srsly.write_json(out, [
+        {"candidate": "base", "heldout_score": 58.1, "chosen": True},
+        {"candidate": "lean-b500", "heldout_score": 1.0, "chosen": False},
+    ])
+    rows = default_sweep.merge_rows(out, [{"candidate": "lean-b500", "heldout_score": 53.5, "chosen": True}])
+    assert rows == [
+        {"candidate": "base", "heldout_score": 58.1, "chosen": False, "carried_over": True},
+        {"candidate": "lean-b500", "heldout_score": 53.5, "chosen": True},
+    ]
     assert default_sweep.merge_rows(tmp_path / "absent.json", rows) == rows
 
 

@@ -30,7 +30,7 @@ SCRIPT = textwrap.dedent(
     train(parser, make_examples(parser, copy_pos=False), steps=2)
 
     textcat = spacy.blank("en")
-    textcat.add_pipe("greenkd_textcat", config={{"model": {{"max_ngrams": 5000}}}})
+    textcat.add_pipe("greenkd_textcat", config={{"model": {{"@architectures": "greenkd.DAN.v1", "ngram_size": 2, "max_ngrams": 5000}}}})
     examples = [
         Example.from_dict(textcat.make_doc(text), {{"cats": {{"pos": float(p), "neg": float(not p)}}}})
         for text, p in (("a good film", 1), ("a bad film", 0))

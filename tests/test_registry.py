@@ -15,12 +15,12 @@ CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.cfg"))
 NAMES = {
     "architectures": [
         "greenkd.BiLSTMEncoder.v1", "greenkd.BiLSTMContext.v1", "greenkd.BiaffineParser.v1", "greenkd.DAN.v1", "greenkd.DAN.v2",
-        "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
+        "greenkd.NgramLinear.v1", "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
     ],
     "readers": ["greenkd.Corpus.v1", "greenkd.TextFile.v1", "greenkd.DistillCorpus.v1"],
     "schedules": ["greenkd.exponential_decay.v1"],
     "scorers": ["greenkd.spans_scorer.v1"],
-    "callbacks": ["greenkd.layer_selection.v1"],
+    "callbacks": ["greenkd.layer_selection.v1", "greenkd.train_budget.v1", "greenkd.affix_lengths.v1"],
 }
 FACTORIES = ["greenkd_parser", "greenkd_textcat", "greenkd_textcat_multilabel", "greenkd_ner", "greenkd_chunker"]
 

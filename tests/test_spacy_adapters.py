@@ -453,7 +453,7 @@ def _trained_textcat(factory, config=None):
 ])
 def test_spacy_textcat_learns_from_a_dan_and_multilabel_from_multilabel(textcat_teacher, tmp_path, teacher_factory, student_factory):
     (tmp_path / "raw.spacy").write_bytes((textcat_teacher / "raw.spacy").read_bytes())
-    small = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "width": 16, "hidden_width": 16}} if teacher_factory.startswith("greenkd") else None
+    small = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "ngram_size": 2, "width": 16, "hidden_width": 16}} if teacher_factory.startswith("greenkd") else None
     teacher = _trained_textcat(teacher_factory, small)
     config = textcat_config(tmp_path)
     if student_factory != "textcat":

@@ -15,7 +15,9 @@ from greenkd_spacy.models.dan import dan_module
 from .util import distill_config
 
 # A small DAN (the factory's default model is the linear bag; these tests are the DAN's).
-SMALL = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "width": 16, "hidden_width": 16}}
+SMALL = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "ngram_size": 2, "width": 16, "hidden_width": 16}}
+# The v2 tests' DAN: v2's own defaults (1-4-grams, mean pooling) at SMALL's sizes.
+SMALL_V2 = {"max_ngrams": 500, "width": 16, "hidden_width": 16}
 DATA = [
     ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
     ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
@@ -36,7 +38,7 @@ def trained(factory="greenkd_textcat", steps=40, **v2_settings):
     nlp = spacy.blank("en")
     config = SMALL
     if v2_settings:
-        config = {"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "deep": True, "linear": False, **v2_settings}}
+        config = {"model": {"@architectures": "greenkd.DAN.v2", **SMALL_V2, **v2_settings}}
     nlp.add_pipe(factory, config=config)
     egs = examples(nlp)
     optimizer = nlp.initialize(lambda: egs)
@@ -48,14 +50,13 @@ def trained(factory="greenkd_textcat", steps=40, **v2_settings):
 
 @pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
 def test_factory_default_is_the_linear_bag_of_1_2_grams_and_learns(factory, tmp_path):
-    """add_pipe with no model config gives issue 22's from-scratch winner: greenkd.DAN.v2's
-    linear bag alone over 1-2-grams (no embeddings, no dense layers)."""
+    """add_pipe with no model config gives issue 22's from-scratch winner: the linear bag
+    of 1-2-grams (no embeddings, no dense layers)."""
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe(factory)
     model_cfg = nlp.config["components"][factory]["model"]
-    assert model_cfg["@architectures"] == "greenkd.DAN.v2"
-    assert (model_cfg["deep"], model_cfg["linear"], model_cfg["ngram_size"]) == (False, True, 2)
+    assert (model_cfg["@architectures"], model_cfg["ngram_size"]) == ("greenkd.NgramLinear.v1", 2)
     egs = examples(nlp)
     optimizer = nlp.initialize(lambda: egs)
     optimizer.learn_rate = 0.05
@@ -67,6 +68,13 @@ def test_factory_default_is_the_linear_bag_of_1_2_grams_and_learns(factory, tmp_
     nlp.to_disk(tmp_path / "default")
     loaded = spacy.load(tmp_path / "default")
     assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats, abs=1e-6)
+
+
+def test_a_partial_dan_v2_block_gets_v2s_own_defaults_not_the_linear_default():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.DAN.v2", "pooling": "sqrtn"}})
+    model_cfg = nlp.config["components"]["greenkd_textcat"]["model"]
+    assert (model_cfg["deep"], model_cfg["linear"], model_cfg["pooling"], model_cfg["ngram_size"]) == (True, False, "sqrtn", 4)
 
 
 @pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
@@ -104,7 +112,7 @@ def test_weight_averages_are_what_use_params_evaluates_and_saves(tmp_path):
 
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
-    nlp.add_pipe("greenkd_textcat", config={"model": {**SMALL["model"], "@architectures": "greenkd.DAN.v2", "deep": True, "linear": True}})
+    nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.DAN.v2", **SMALL_V2, "linear": True}})
     egs = examples(nlp)
     nlp.initialize(lambda: egs)
     optimizer = Adam(0.01, use_averages=True)

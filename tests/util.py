@@ -84,7 +84,7 @@ def save_tiny_source(path: Path, component: str) -> None:
         return
     nlp = spacy.blank("en")
     if component == "greenkd_textcat":
-        nlp.add_pipe(component, config={"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 100, "width": 8, "hidden_width": 8}})
+        nlp.add_pipe(component, config={"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 100, "ngram_size": 2, "width": 8, "hidden_width": 8}})
         examples = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(p), "neg": float(not p)}}) for t, p in (("good", 1), ("bad", 0))]
     else:
         tiny = {"word_width": 8, "word_rows": 100, "affix_width": 4, "affix_rows": 100, "shape_width": 4, "hidden_width": 4}

@@ -6,8 +6,11 @@ getters. In an agglutinative language such as Tamil a case or tense ending is of
 longer than three characters (the locative "த்தில்" is six code points), and the ending
 is what decides a word's dependency label. This `[nlp] after_creation` callback sets
 other lengths for the vocab's lexemes, so the same embedding layers see longer affixes;
-no other feature, and no other pipeline, changes. It is in the config, so `spacy.load`
-sets the same lengths again and a saved pipeline reads what it was trained on.
+no other feature, and no other pipeline, changes (unless it shares this vocab). It is in
+the config, so `spacy.load` sets the same lengths again and a saved pipeline reads what
+it was trained on; a component trained with it and sourced into a pipeline without it
+would read spaCy's lengths. On Tamil-TTB five-character suffixes parsed worse than
+spaCy's three (docs/benchmarks.md), so no shipped config sets it.
 """
 from typing import Callable
 

@@ -1,16 +1,16 @@
-"""greenkd_textcat and greenkd_textcat_multilabel: the sparse n-gram DAN as a spaCy text
-classifier (sparse-distillation-dan.md).
+"""greenkd_textcat and greenkd_textcat_multilabel: text classifiers over sparse n-grams,
+by default the linear bag of 1-2-grams (greenkd.NgramLinear.v1), or the n-gram DAN of
+sparse-distillation-dan.md (greenkd.DAN.v1 / v2).
 
 Both subclass spaCy's own text categorizers, so labels, `doc.cats`, `positive_label`,
 the threshold and the textcat scorers behave exactly as in spaCy. What differs:
-- the model is greenkd.DAN.v1 or v2 and outputs logits; predict applies softmax (exclusive
-  classes) or a sigmoid (multi-label), and training uses cross-entropy instead of
-  spaCy's squared error;
+- the model outputs logits; predict applies softmax (exclusive classes) or a sigmoid
+  (multi-label), and training uses cross-entropy instead of spaCy's squared error;
 - the n-gram vocabulary is built at initialize from the training corpus plus an
   optional unlabeled corpus (`[initialize.components.NAME] ngram_corpus`);
-- the per-n-gram tables (the embeddings, and v2's optional linear weights) get sparse
-  gradients and are updated with torch's SparseAdam, the dense layers with the training
-  optimizer (the paper's hybrid optimizer, 2.5);
+- the per-n-gram tables (the DAN's embeddings, the linear bag's weights) get sparse
+  gradients and are updated with torch's SparseAdam, the dense layers and biases with the
+  training optimizer (the paper's hybrid optimizer, 2.5);
 - with `use_averages = true` in [training.optimizer], the running average of every
   weight is what spaCy evaluates and saves (`use_params`): thinc's optimizer averages
   the dense layers, this component the n-gram tables (SparseAdam's), on thinc's schedule;
@@ -41,7 +41,8 @@ from ..distillation.targets import class_prob_records, class_probs_of
 from .serialize import ShapedFromCfgMixin
 
 # The factory's default model (issue 22: a component's default is what wins on CPU, by
-# measurement): the linear bag of 1-2-grams alone (greenkd.DAN.v2, deep = false), which
+# measurement): the linear bag of 1-2-grams (greenkd.NgramLinear.v1: greenkd.DAN.v2 with
+# deep = false under its own name, so partial DAN.v2 blocks are not merged into it), which
 # trained from scratch scored above the DAN and above spaCy's BOW on SST-2's held-out
 # sentences over five seeds (82.94 vs 81.89 and 82.15) and above BOW on TREC, at 1.7-2.3x
 # BOW's docs/s (configs/textcat_ngram_linear.cfg, docs/benchmarks.md). The DAN stays what
@@ -49,16 +50,10 @@ from .serialize import ShapedFromCfgMixin
 # on SST-2); the paper's 1-4-gram DAN is configs/textcat_dan_paper.cfg.
 DEFAULT_TEXTCAT_MODEL_CONFIG = """
 [model]
-@architectures = "greenkd.DAN.v2"
+@architectures = "greenkd.NgramLinear.v1"
 max_ngrams = 131072
 ngram_size = 2
-deep = false
-linear = true
-pooling = "sum"
 ngram_dropout = 0.0
-width = 48
-hidden_width = 64
-dropout = 0.0
 lowercase = true
 """
 DEFAULT_TEXTCAT_MODEL = Config().from_str(DEFAULT_TEXTCAT_MODEL_CONFIG)["model"]
@@ -93,8 +88,8 @@ def make_textcat(
 ) -> "DANTextCategorizer":
     """A text classifier with exclusive classes (one label per doc) over sparse n-grams.
 
-    model (Model[List[Doc], Floats2d]): greenkd.DAN.v1 or v2 (class logits per doc); by
-        default v2's linear bag of 1-2-grams (DEFAULT_TEXTCAT_MODEL_CONFIG says why).
+    model (Model[List[Doc], Floats2d]): greenkd.NgramLinear.v1 (the default:
+        DEFAULT_TEXTCAT_MODEL_CONFIG says why), greenkd.DAN.v1 or v2; class logits per doc.
     threshold (float): Cutoff for the scorer's P/R/F (as in spaCy's textcat).
     scorer (Optional[Callable]): spaCy's textcat scorer by default.
     """
@@ -116,8 +111,8 @@ def make_multilabel_textcat(
 ) -> "DANMultiLabelTextCategorizer":
     """A multi-label text classifier (any number of labels per doc) over sparse n-grams.
 
-    model (Model[List[Doc], Floats2d]): greenkd.DAN.v1 or v2 (label logits per doc); by
-        default v2's linear bag of 1-2-grams.
+    model (Model[List[Doc], Floats2d]): greenkd.NgramLinear.v1 (the default), greenkd.DAN.v1
+        or v2; label logits per doc.
     threshold (float): Probability above which a label counts as predicted.
     scorer (Optional[Callable]): spaCy's multi-label textcat scorer by default.
     """
