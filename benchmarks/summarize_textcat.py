@@ -10,7 +10,7 @@ Usage: python benchmarks/summarize_textcat.py [RESULTS.json ...] [--output CHECK
 """
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 sys.path.insert(0, str(Path(__file__).parent))
 import target_checks  # noqa: E402  (benchmarks/ is not a package)
@@ -33,6 +33,15 @@ def speed_ratio(row: Dict, base: Dict) -> Optional[float]:
 
 def not_comparable(row: Dict, base: Dict) -> str:
     return f"speed not comparable (benched {row.get('date')}, {base['system']} {base.get('date')})"
+
+
+def speed_target(row: Dict, base: Dict, minimum: float, ratio_format: str) -> Tuple[Optional[bool], str]:
+    """(met, figures) of "row runs at >= minimum x base's docs/s"; met is None when the
+    two rows are not from one bench day."""
+    ratio = speed_ratio(row, base)
+    if ratio is None:
+        return None, not_comparable(row, base)
+    return ratio >= minimum, f"{speed(row):,.0f} vs {speed(base):,.0f} docs/s ({ratio:{ratio_format}}x)"
 
 
 MAX_DISK_BYTES = 30_000_000  # issue 22: <= 30 MB on disk
@@ -96,21 +105,9 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
                 f"{best['system']} {best['accuracy']:.1f} vs dan-scratch {scratch['accuracy']:.1f}",
             )
         for dan in dans:
-            ratio = speed_ratio(dan, teacher)
-            add(
-                f"{dan['system']} >= 50x the teacher's docs/s (batch {BATCH})",
-                None if ratio is None else ratio >= 50,
-                not_comparable(dan, teacher) if ratio is None
-                else f"{speed(dan):,.0f} vs {speed(teacher):,.0f} docs/s ({ratio:.0f}x)",
-            )
+            add(f"{dan['system']} >= 50x the teacher's docs/s (batch {BATCH})", *speed_target(dan, teacher, 50, ".0f"))
             if bow:
-                ratio = speed_ratio(dan, bow)
-                add(
-                    f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})",
-                    None if ratio is None else ratio >= 1.0,
-                    not_comparable(dan, bow) if ratio is None
-                    else f"{speed(dan):,.0f} vs {speed(bow):,.0f} docs/s ({ratio:.2f}x)",
-                )
+                add(f"{dan['system']} >= 1x spaCy's BOW textcat docs/s (batch {BATCH})", *speed_target(dan, bow, 1.0, ".2f"))
     checks.extend(cpu_first_checks(task, by))
     curve = [(100, by.get("dan-kd-ft") or by.get("dan-kd"))] + [(k, by.get(f"dan-pruned-{k}")) for k in (30, 10, 3)]
     if all(row for _, row in curve):

@@ -55,13 +55,12 @@ def create_affix_lengths(prefix: int = 1, suffix: int = 3) -> Callable[[Language
         )
 
     def set_affix_lengths(nlp: Language) -> Language:
-        getters = dict(nlp.vocab.lex_attr_getters)
-        getters[PREFIX], getters[SUFFIX] = _Prefix(prefix), _Suffix(suffix)
-        nlp.vocab.lex_attr_getters = getters
+        get_prefix, get_suffix = _Prefix(prefix), _Suffix(suffix)
+        nlp.vocab.lex_attr_getters = {**nlp.vocab.lex_attr_getters, PREFIX: get_prefix, SUFFIX: get_suffix}
         # Lexemes made before this ran (the tokenizer's special cases) get the new lengths too.
         for lexeme in nlp.vocab:
-            lexeme.prefix_ = lexeme.orth_[:prefix]
-            lexeme.suffix_ = lexeme.orth_[-suffix:]
+            lexeme.prefix_ = get_prefix(lexeme.orth_)
+            lexeme.suffix_ = get_suffix(lexeme.orth_)
         return nlp
 
     return set_affix_lengths
