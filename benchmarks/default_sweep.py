@@ -145,6 +145,16 @@ CONFIG_CANDIDATES["lean-suffix5"] = {
                   "nlp.after_creation": '{"@callbacks": "greenkd.affix_lengths.v1", "prefix": 1, "suffix": 5}'},
 }
 
+# hybrid-lean whose hash embeddings also read every 3-5-character n-gram of the word
+# (greenkd.SubwordHashEmbed.v1, fastText's subword units added to MultiHashEmbed's
+# output): lean-suffix5 showed one longer ending in place of spaCy's three characters is
+# too sparse for 400 sentences; n-grams keep the short ending and add the longer ones.
+CONFIG_CANDIDATES["lean-subword"] = {
+    **CONFIG_CANDIDATES["hybrid-lean"],
+    "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"],
+                  "components.tok2vec.model.embed.@architectures": "greenkd.SubwordHashEmbed.v1"},
+}
+
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
 TASKS: Dict[str, Dict[str, Any]] = {
     "ner": {

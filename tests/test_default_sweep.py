@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 import spacy
 import srsly
+from spacy.cli._util import parse_config_overrides
 from spacy.util import load_config
 
 ROOT = Path(__file__).parent.parent
@@ -27,7 +28,8 @@ def test_every_candidate_builds_from_the_shipped_config(task, name):
     spec = default_sweep.TASKS[task]
     command = default_sweep.train_command(task, name, 10)
     overrides = {k: v for k, v in overrides_of(command).items() if not k.startswith(("paths.", "training.before_update"))}
-    overrides = {k: (v if k == "nlp.lang" else srsly.json_loads(v)) for k, v in overrides.items()}
+    # As `spacy train` reads them: JSON where it parses, else the string.
+    overrides = parse_config_overrides([arg for key, value in overrides.items() for arg in (f"--{key}", value)])
     config = load_config(ROOT / spec["config"], overrides=overrides)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     encoder = nlp.get_pipe(spec["encoder"].split(".")[1]).model
@@ -56,7 +58,8 @@ def test_config_candidates_build_with_their_own_encoder(name):
     command = default_sweep.train_command("parser-ta", name, 10)
     assert command[command.index("train") + 1] == entry["config"]
     overrides = {k: v for k, v in overrides_of(command).items() if not k.startswith(("paths.", "training.before_update"))}
-    overrides = {k: (v if k == "nlp.lang" else srsly.json_loads(v)) for k, v in overrides.items()}
+    # As `spacy train` reads them: JSON where it parses, else the string.
+    overrides = parse_config_overrides([arg for key, value in overrides.items() for arg in (f"--{key}", value)])
     config = load_config(ROOT / entry["config"], overrides=overrides)
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     assert nlp.pipe_names == ["tok2vec", "tagger", "greenkd_parser"] and nlp.lang == "ta"
