@@ -58,6 +58,13 @@ def summarize(
             "train_cpu_seconds": cost.get("cpu_seconds"),
             "train_max_rss_mb": cost.get("max_rss_mb"),
         })
+        if not heldout:
+            # The other dev scores of the same evaluation (a parser's tag_acc and dep_uas
+            # beside its dep_las), for the record; the choice reads only `score`.
+            rows[-1]["dev_scores"] = {
+                key: round(100 * value, 2) for key, value in meta["performance"].items()
+                if isinstance(value, (int, float)) and key not in (score, "speed")
+            }
         run_path = training / name / "run.json"  # greenkd.train_budget.v1's report, if any
         if run_path.exists():
             rows[-1]["train_steps"] = srsly.read_json(run_path).get("train_steps")

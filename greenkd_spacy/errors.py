@@ -219,3 +219,9 @@ class Errors(metaclass=ErrorsWithCodes):
         "teacher components can teach it: {fits}. Name one in the student config: "
         "[distillation.student_to_teacher] = {{\"{student}\": \"NAME\"}}."
     )
+    E050 = (
+        "greenkd.SubwordHashEmbed.v1 needs subword_rows >= 1 and 1 <= min_n <= max_n, got "
+        "subword_rows = {rows}, min_n = {min_n}, max_n = {max_n}. min_n and max_n are "
+        "character n-gram lengths, boundary marks included (the defaults: 3 and 5); set "
+        "subword_rows = 0 to use spaCy's MultiHashEmbed alone."
+    )

@@ -6,7 +6,10 @@ import spacy
 from spacy.training import Example
 from thinc.api import Adam, fix_random_seed
 
+from thinc.api import Model
+
 from greenkd_spacy.models.subwords import (
+    add_per_token,
     build_subword_hash_embed,
     subword_embed,
     word_ngram_rows,
@@ -103,5 +106,40 @@ def test_a_tagger_over_it_learns_and_round_trips_without_its_cache(tmp_path):
 def test_zero_subword_rows_is_spacys_multihashembed_and_bad_sizes_say_how_to_fix():
     plain = build_subword_hash_embed(32, ["NORM"], [100], False, subword_rows=0)
     assert plain.name != "add_per_token"
-    with pytest.raises(ValueError, match="min_n <= max_n"):
+    with pytest.raises(ValueError, match=r"E050.*min_n <= max_n.*subword_rows = 0"):
         build_subword_hash_embed(32, ["NORM"], [100], False, subword_rows=10, min_n=5, max_n=3)
+
+
+def test_a_batch_may_mix_docs_of_two_pipelines_and_empty_docs():
+    model = subword_embed(8, 100)
+    first, second = spacy.blank("en"), spacy.blank("en")
+    docs = [first.make_doc("walking home"), second.make_doc(""), second.make_doc("unseenword here")]
+    model.initialize(X=docs)
+    Ys, backprop = model(docs, is_train=True)
+    assert [y.shape for y in Ys] == [(2, 8), (0, 8), (2, 8)]
+    assert backprop([numpy.ones_like(y) for y in Ys]) == []
+    assert model.get_grad("E").any()
+    assert [y.shape for y in model.predict([second.make_doc("")])] == [(0, 8)]
+
+
+def _constant(value: float, width: int = 3) -> Model:
+    def forward(model, docs, is_train):
+        def backprop(dYs):
+            model.attrs["seen"] = [dY.copy() for dY in dYs]
+            return []
+        return [numpy.full((len(doc), width), value, dtype="f") for doc in docs], backprop
+
+    return Model("constant", forward, dims={"nO": width}, attrs={"seen": None})
+
+
+def test_add_per_token_sums_both_and_sends_each_the_whole_gradient():
+    first, second = _constant(1.0), _constant(2.0)
+    model = add_per_token(first, second)
+    docs = [spacy.blank("en").make_doc("a b"), spacy.blank("en").make_doc("c")]
+    Ys, backprop = model(docs, is_train=True)
+    assert [y.tolist() for y in Ys] == [[[3.0] * 3] * 2, [[3.0] * 3]]
+    dYs = [numpy.full((2, 3), 0.5, "f"), numpy.full((1, 3), -1.0, "f")]
+    backprop(dYs)
+    for layer in (first, second):
+        assert [d.tolist() for d in layer.attrs["seen"]] == [d.tolist() for d in dYs]
+    assert model.get_dim("nO") == 3

@@ -25,9 +25,11 @@ from spacy.util import registry
 from thinc.api import Model, deserialize_attr, serialize_attr, uniform_init
 from thinc.types import Floats2d
 
-# A word type's rows are cached by its NORM id; past this many types the cache starts
-# afresh, so a long-running service reading an open vocabulary keeps a bounded footprint.
-_CACHE_LIMIT = 500_000
+from ..errors import Errors
+
+# A word type's rows are cached by its NORM id (about 0.5 kB a word); past this many
+# types the cache starts afresh, so a service reading an open vocabulary stays bounded.
+_CACHE_LIMIT = 100_000
 
 
 class WordRowCache(dict):
@@ -87,11 +89,7 @@ def subword_embed(width: int, rows: int, min_n: int = 3, max_n: int = 5) -> Mode
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of `width` per token.
     """
     if rows < 1 or not 1 <= min_n <= max_n:
-        raise ValueError(
-            "(greenkd-spacy) greenkd.SubwordHashEmbed.v1: need subword_rows >= 1 and "
-            f"1 <= min_n <= max_n, got subword_rows = {rows}, min_n = {min_n}, max_n = {max_n}; "
-            "fastText's units are min_n = 3, max_n = 6 (set subword_rows = 0 to turn the n-grams off)."
-        )
+        raise ValueError(Errors.E050.format(rows=rows, min_n=min_n, max_n=max_n))
     return Model(
         "subword_embed",
         _subword_forward,
@@ -111,7 +109,7 @@ def word_ngram_rows(word: str, rows: int, min_n: int, max_n: int) -> numpy.ndarr
     grams = [marked[i : i + n] for n in range(min_n, max_n + 1) for i in range(len(marked) - n + 1)]
     if not grams:
         grams = [marked]
-    return numpy.asarray([murmur32(gram) % rows for gram in grams], dtype=numpy.int64)
+    return numpy.asarray([murmur32(gram) % rows for gram in grams], dtype="int32")
 
 
 def _init_subword(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
@@ -122,44 +120,49 @@ def _init_subword(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
 
 def _distinct_words(model: Model, docs: List[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The batch's tokens as indices into its distinct words, and those words' n-gram
-    rows, flat with one length per word. RETURNS (token_word, flat_rows, lengths)."""
-    keys = numpy.concatenate([doc.to_array(NORM).reshape(-1) for doc in docs]) if docs else numpy.zeros((0,), "uint64")
-    distinct, token_word = numpy.unique(keys, return_inverse=True)
+    rows, flat with one length per word. RETURNS (token_word, flat_rows, lengths).
+
+    The rows of a word type are memoized in the model's cache: a pure function of the
+    word's string and the table's settings, so reading them again changes nothing a
+    caller can observe, and the cache is never saved (WordRowCache)."""
+    keys = numpy.concatenate([doc.to_array(NORM).reshape(-1) for doc in docs])
+    distinct, first, token_word = numpy.unique(keys, return_index=True, return_inverse=True)
     cache: Dict[int, numpy.ndarray] = model.attrs["cache"]
     if len(cache) > _CACHE_LIMIT:
         cache.clear()
     rows, min_n, max_n = model.get_dim("nV"), model.attrs["min_n"], model.attrs["max_n"]
-    strings = docs[0].vocab.strings if docs else None
+    # A new word's string is read from the vocab of a doc that holds it: a batch may mix
+    # docs of different pipelines.
+    doc_ends = numpy.cumsum([len(doc) for doc in docs])
     per_word = []
-    for key in distinct.tolist():
+    for key, position in zip(distinct.tolist(), first.tolist()):
         word_rows = cache.get(key)
         if word_rows is None:
-            word_rows = cache[key] = word_ngram_rows(strings[key], rows, min_n, max_n)
+            vocab = docs[int(numpy.searchsorted(doc_ends, position, side="right"))].vocab
+            word_rows = cache[key] = word_ngram_rows(vocab.strings[key], rows, min_n, max_n)
         per_word.append(word_rows)
-    flat = numpy.concatenate(per_word) if per_word else numpy.zeros((0,), "int64")
-    lengths = numpy.asarray([len(r) for r in per_word], dtype="int64")
+    flat = numpy.concatenate(per_word) if per_word else numpy.zeros((0,), "int32")
+    lengths = numpy.asarray([len(r) for r in per_word], dtype="int32")
     return token_word.reshape(-1), flat, lengths
 
 
 def _subword_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[List[Floats2d], Callable]:
+    ops = model.ops
     E = model.get_param("E")
     width = model.get_dim("nO")
-    token_word, flat, lengths = _distinct_words(model, docs)
     doc_lengths = [len(doc) for doc in docs]
-    if not len(flat):
-        return [model.ops.alloc2f(n, width) for n in doc_lengths], lambda dYs: []
-    starts = numpy.concatenate([[0], numpy.cumsum(lengths)[:-1]])
-    word_vectors = numpy.add.reduceat(E[flat], starts, axis=0) / lengths[:, None].astype(E.dtype)
-    tokens = word_vectors[token_word]
-    Ys = list(numpy.split(tokens, numpy.cumsum(doc_lengths)[:-1])) if docs else []
+    if not sum(doc_lengths):
+        return [ops.alloc2f(n, width) for n in doc_lengths], lambda dYs: []
+    token_word, flat, lengths = (ops.asarray(a) for a in _distinct_words(model, docs))
+    word_vectors = ops.reduce_mean(E[flat], lengths)
+    Ys = ops.unflatten(word_vectors[token_word], ops.asarray1i(doc_lengths))
 
     def backprop(dYs: List[Floats2d]) -> List[Doc]:
-        d_tokens = numpy.concatenate(dYs) if dYs else numpy.zeros((0, width), E.dtype)
-        d_words = numpy.zeros((len(lengths), width), dtype=E.dtype)
-        numpy.add.at(d_words, token_word, d_tokens)
-        d_words /= lengths[:, None].astype(E.dtype)
-        d_E = numpy.zeros_like(E)
-        numpy.add.at(d_E, flat, numpy.repeat(d_words, lengths, axis=0))
+        d_tokens = ops.flatten([ops.asarray2f(dY) for dY in dYs])
+        d_words = ops.alloc2f(len(lengths), width)
+        ops.scatter_add(d_words, token_word, d_tokens)
+        d_E = ops.alloc2f(*E.shape)
+        ops.scatter_add(d_E, flat, ops.backprop_reduce_mean(d_words, lengths))
         model.inc_grad("E", d_E)
         return []
 
