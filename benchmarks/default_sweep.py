@@ -158,7 +158,8 @@ CONFIG_CANDIDATES["lean-subword"] = {
 # hybrid-lean trained on Tamil-TTB's training set plus one cropped copy of each sentence
 # whose root has two or more non-punctuation dependents (benchmarks/tree_crop.py, seed 0:
 # 379 crops, 3,333 tokens; Sahin & Steedman 2018), after lean-subword tagged better but
-# parsed no better: 400 sentences show the parser few tree shapes.
+# parsed no better: 400 sentences show the parser few tree shapes. Make the file first:
+# python benchmarks/tree_crop.py corpus/ud_ta/ta_ttb-ud-train.spacy corpus/ud_ta/ta_ttb-ud-train-crop.spacy
 CONFIG_CANDIDATES["lean-crop"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
     "tasks": ["parser-ta"],
