@@ -158,11 +158,11 @@ CONFIG_CANDIDATES["lean-subword"] = {
 # hybrid-lean trained on Tamil-TTB's training set plus one cropped copy of each sentence
 # whose root has two or more non-punctuation dependents (benchmarks/tree_crop.py, seed 0:
 # 379 crops, 3,333 tokens; Sahin & Steedman 2018), after lean-subword tagged better but
-# parsed no better: 400 sentences show the parser few tree shapes. Make the file first:
-# python benchmarks/tree_crop.py corpus/ud_ta/ta_ttb-ud-train.spacy corpus/ud_ta/ta_ttb-ud-train-crop.spacy
+# parsed no better: 400 sentences show the parser few tree shapes.
 CONFIG_CANDIDATES["lean-crop"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
     "tasks": ["parser-ta"],
+    "prepare": "python benchmarks/tree_crop.py corpus/ud_ta/ta_ttb-ud-train.spacy corpus/ud_ta/ta_ttb-ud-train-crop.spacy",
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"],
                   "paths.train": "corpus/ud_ta/ta_ttb-ud-train-crop.spacy"},
 }
@@ -209,6 +209,15 @@ def sweep_dir(task: str, max_steps: int = 0, seed: int = 0) -> Path:
     another's runs."""
     name = "sweep" if not max_steps else f"sweep-{max_steps}steps"
     return Path("training") / task / (name if not seed else f"{name}-seed{seed}")
+
+
+def missing_input(name: str) -> None:
+    """Stop, saying how to make it, when a candidate trains on a file that a script of
+    its own makes (lean-crop's cropped treebank) and that file is not there yet."""
+    entry = CONFIG_CANDIDATES.get(name, {})
+    train = entry.get("overrides", {}).get("paths.train")
+    if train and not Path(train).exists():
+        raise SystemExit(f"Candidate {name} trains on {train}, which does not exist yet. Make it first: {entry['prepare']}")
 
 
 def train_command(task: str, name: str, budget_minutes: float, max_steps: int = 0, seed: int = 0) -> List[str]:
@@ -258,6 +267,7 @@ def main(argv: Sequence[str]) -> None:
         if (sweep / name / "run.json").exists():
             print(f"{name}: trained already (delete {sweep / name} to train it again)")
             continue
+        missing_input(name)
         command = train_command(args.task, name, args.budget_minutes, args.max_steps, args.seed)
         print(f"{name}: training", " ".join(command), flush=True)
         subprocess.run(command, check=True)

@@ -60,10 +60,13 @@ def summarize(
         })
         if not heldout:
             # The other dev scores of the same evaluation (a parser's tag_acc and dep_uas
-            # beside its dep_las), for the record; the choice reads only `score`.
+            # beside its dep_las), in percent, for the record; the choice reads only
+            # `score`. Losses and speed are not scores, and a 0 is spaCy's placeholder for
+            # a score nothing in the pipeline predicts (pos_acc without a morphologizer).
             rows[-1]["dev_scores"] = {
                 key: round(100 * value, 2) for key, value in meta["performance"].items()
-                if isinstance(value, (int, float)) and key not in (score, "speed")
+                if isinstance(value, (int, float)) and 0 < value <= 1
+                and key not in (score, "speed") and not key.endswith("_loss")
             }
         run_path = training / name / "run.json"  # greenkd.train_budget.v1's report, if any
         if run_path.exists():

@@ -161,3 +161,14 @@ def test_sweep_table_can_choose_by_a_heldout_file_instead_of_meta(tmp_path):
     assert [r["chosen"] for r in by_heldout] == [False, True]
     assert by_heldout[1]["heldout_score"] == 100.0
     assert by_heldout[1]["heldout_source"].endswith("heldout.spacy")
+
+
+def test_a_candidate_whose_training_file_is_not_made_yet_says_how_to_make_it(monkeypatch, tmp_path):
+    entry = default_sweep.CONFIG_CANDIDATES["lean-crop"]
+    missing = {**entry, "overrides": {**entry["overrides"], "paths.train": str(tmp_path / "crop.spacy")}}
+    monkeypatch.setitem(default_sweep.CONFIG_CANDIDATES, "lean-crop", missing)
+    with pytest.raises(SystemExit, match="benchmarks/tree_crop.py"):
+        default_sweep.missing_input("lean-crop")
+    (tmp_path / "crop.spacy").write_bytes(b"")
+    default_sweep.missing_input("lean-crop")
+    default_sweep.missing_input("hybrid-lean")  # trains on the task's own files
