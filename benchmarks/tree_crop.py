@@ -71,9 +71,11 @@ def main() -> None:
     docs = list(DocBin().from_disk(args.train).get_docs(nlp.vocab))
     out = DocBin(store_user_data=False)
     added: List[Doc] = []
+    sents = 0
     for doc in docs:
         out.add(doc)
         for sent in doc.sents:
+            sents += 1
             for _ in range(args.copies):
                 cropped = crop(sent, rng)
                 if cropped is not None:
@@ -82,7 +84,6 @@ def main() -> None:
         out.add(cropped)
     args.output.parent.mkdir(parents=True, exist_ok=True)
     out.to_disk(args.output)
-    sents = sum(1 for doc in docs for _ in doc.sents)
     print(f"{sents} sentences, {len(added)} crops ({sum(len(d) for d in added)} tokens) -> {args.output}")
 
 

@@ -118,7 +118,9 @@ def _init_subword(model: Model, X: Optional[List[Doc]] = None, Y=None) -> Model:
     return model
 
 
-def _distinct_words(model: Model, docs: List[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+def _distinct_words(
+    model: Model, docs: List[Doc], doc_lengths: List[int]
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
     """The batch's tokens as indices into its distinct words, and those words' n-gram
     rows, flat with one length per word. RETURNS (token_word, flat_rows, lengths).
 
@@ -133,7 +135,7 @@ def _distinct_words(model: Model, docs: List[Doc]) -> Tuple[numpy.ndarray, numpy
     rows, min_n, max_n = model.get_dim("nV"), model.attrs["min_n"], model.attrs["max_n"]
     # A new word's string is read from the vocab of a doc that holds it: a batch may mix
     # docs of different pipelines.
-    doc_ends = numpy.cumsum([len(doc) for doc in docs])
+    doc_ends = numpy.cumsum(doc_lengths)
     per_word = []
     for key, position in zip(distinct.tolist(), first.tolist()):
         word_rows = cache.get(key)
@@ -153,7 +155,7 @@ def _subword_forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Lis
     doc_lengths = [len(doc) for doc in docs]
     if not sum(doc_lengths):
         return [ops.alloc2f(n, width) for n in doc_lengths], lambda dYs: []
-    token_word, flat, lengths = (ops.asarray(a) for a in _distinct_words(model, docs))
+    token_word, flat, lengths = (ops.asarray(a) for a in _distinct_words(model, docs, doc_lengths))
     word_vectors = ops.reduce_mean(E[flat], lengths)
     Ys = ops.unflatten(word_vectors[token_word], ops.asarray1i(doc_lengths))
 
