@@ -225,3 +225,16 @@ class Errors(metaclass=ErrorsWithCodes):
         "character n-gram lengths, boundary marks included (the defaults: 3 and 5); set "
         "subword_rows = 0 to use spaCy's MultiHashEmbed alone."
     )
+    E051 = (
+        "greenkd.WordDropoutEmbed.v1 needs 0 <= word_dropout < 1, NORM among attrs and "
+        "include_static_vectors = false; got word_dropout = {rate}, attrs = {attrs}, "
+        "include_static_vectors = {vectors}. It hides a token's NORM, so NORM must be read; "
+        "static vectors would show the hidden word anyway (use spacy.MultiHashEmbed.v2 "
+        "with them, or set word_dropout = 0)."
+    )
+    E052 = (
+        "greenkd.WordDropoutEmbed.v1 expects spaCy's MultiHashEmbed to start with its "
+        "feature extractor, but this spaCy version builds {layers}. Use "
+        "spacy.MultiHashEmbed.v2 in [components.tok2vec.model.embed] and report the "
+        "spaCy version to greenkd-spacy."
+    )
