@@ -110,3 +110,18 @@ def test_a_tagger_over_it_learns_and_round_trips():
     restored = English.from_config(nlp.config).from_bytes(nlp.to_bytes())
     again = [[t.tag_ for t in doc] for doc in restored.pipe(text for text, _ in data)]
     assert again == predicted
+
+
+def test_character_ngrams_stay_visible_when_the_word_is_hidden():
+    from greenkd_spacy.models.subwords import build_subword_hash_embed
+
+    nlp = spacy.blank("en")
+    docs = [nlp.make_doc("xaxyz xbxyz")]
+    hidden = build_subword_hash_embed(16, ATTRS, ROWS, False, subword_rows=200, word_dropout=0.999999)
+    hidden.initialize(X=docs)
+    (out,), _ = hidden(docs, is_train=True)
+    # NORM is hidden for both, but their n-grams ("xax", "xbx", ...) still tell them apart.
+    assert not numpy.allclose(out[0], out[1])
+    assert [n for n in hidden.walk() if n.name == "greenkd_id_dropout"]
+    plain = build_subword_hash_embed(16, ATTRS, ROWS, False, subword_rows=200)
+    assert not [n for n in plain.walk() if n.name == "greenkd_id_dropout"]

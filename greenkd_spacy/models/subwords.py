@@ -26,6 +26,7 @@ from thinc.api import Model, deserialize_attr, serialize_attr, uniform_init
 from thinc.types import Floats2d
 
 from ..errors import Errors
+from .word_dropout import build_word_dropout_embed
 
 # A word type's rows are cached by its NORM id (about 0.5 kB a word); past this many
 # types the cache starts afresh, so a service reading an open vocabulary stays bounded.
@@ -60,6 +61,7 @@ def build_subword_hash_embed(
     subword_rows: int = 10000,
     min_n: int = 3,
     max_n: int = 5,
+    word_dropout: float = 0.0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Build spaCy's MultiHashEmbed (the same four arguments) with the mean of the word's
     hashed character n-grams added to each token's vector.
@@ -71,9 +73,15 @@ def build_subword_hash_embed(
     subword_rows (int): Rows of the hashed n-gram table (0: plain MultiHashEmbed).
     min_n (int): Shortest n-gram, in characters, boundary marks included.
     max_n (int): Longest n-gram.
+    word_dropout (float): While training, look a random share of the tokens' NORM up as
+        one unknown word (greenkd.WordDropoutEmbed.v1); their n-grams stay visible, so
+        the model learns to read a rare word from them. 0: off.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of `width` per token.
     """
-    words = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
+    if word_dropout:
+        words = build_word_dropout_embed(width, attrs, rows, include_static_vectors, word_dropout)
+    else:
+        words = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     if not subword_rows:
         return words
     return add_per_token(words, subword_embed(width, subword_rows, min_n, max_n))
