@@ -55,10 +55,20 @@ def test_spacys_training_dropout_leaves_the_word_dropout_rate_alone():
     assert layer.attrs["word_dropout_rate"] == 0.2
 
 
-def test_zero_rate_is_spacys_multihashembed():
-    model = build_word_dropout_embed(16, ATTRS, ROWS, False, word_dropout=0.0)
-    reference = MultiHashEmbed(width=16, attrs=ATTRS, rows=ROWS, include_static_vectors=False)
-    assert model.name == reference.name
+def test_zero_rate_is_spacys_multihashembed_with_or_without_vectors():
+    for vectors in (False, True):
+        model = build_word_dropout_embed(16, ATTRS, ROWS, vectors, word_dropout=0.0)
+        reference = MultiHashEmbed(width=16, attrs=ATTRS, rows=ROWS, include_static_vectors=vectors)
+        assert model.name == reference.name
+
+
+def test_norm_may_be_named_in_any_case_or_by_its_id():
+    from spacy.attrs import NORM
+
+    for attrs in (["prefix", "norm"], ["PREFIX", NORM]):
+        model = build_word_dropout_embed(16, attrs, [100, 100], False, word_dropout=0.2)
+        (layer,) = [node for node in model.walk() if node.name == "greenkd_id_dropout"]
+        assert layer.attrs["column"] == 1
 
 
 @pytest.mark.parametrize(

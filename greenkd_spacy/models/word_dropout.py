@@ -15,6 +15,7 @@ time the model is spaCy's MultiHashEmbed, row for row and weight for weight.
 """
 from typing import Callable, List, Tuple, Union
 
+from spacy.attrs import NORM
 from spacy.ml.models.tok2vec import MultiHashEmbed
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
@@ -44,26 +45,27 @@ def build_word_dropout_embed(
     attrs (List[Union[str, int]]): Token attributes of the hash embeddings; must
         include NORM, the word that is dropped.
     rows (List[int]): Rows of each of those tables.
-    include_static_vectors (bool): Must be false: static vectors are a word's identity
-        too, and this layer does not hide them.
+    include_static_vectors (bool): Must be false when word_dropout > 0: static vectors
+        are a word's identity too, and this layer does not hide them.
     word_dropout (float): Probability, per training token, of looking its NORM up as
         the unknown word (0: spaCy's MultiHashEmbed). spaCy's [training] dropout does
         not change it.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of `width` per token.
     """
-    names = [attr.upper() if isinstance(attr, str) else attr for attr in attrs]
-    if not 0.0 <= word_dropout < 1.0 or "NORM" not in names or include_static_vectors:
+    # spaCy accepts attribute names in any case or their integer ids.
+    is_norm = [attr == NORM if isinstance(attr, int) else attr.upper() == "NORM" for attr in attrs]
+    if not 0.0 <= word_dropout < 1.0 or (word_dropout and (not any(is_norm) or include_static_vectors)):
         raise ValueError(
             Errors.E051.format(rate=word_dropout, attrs=attrs, vectors=include_static_vectors)
         )
-    embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=False)
+    embed = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
     if not word_dropout:
         return embed
     extract, *rest = embed.layers
     if extract.name != "extract_features":
         # spaCy changed MultiHashEmbed's layout; fail loudly rather than drop the wrong thing.
         raise ValueError(Errors.E052.format(layers=[layer.name for layer in embed.layers]))
-    model = chain(extract, id_dropout(word_dropout, names.index("NORM")), *rest)
+    model = chain(extract, id_dropout(word_dropout, is_norm.index(True)), *rest)
     model.set_dim("nO", width)
     model.name = "greenkd_word_dropout_embed"
     return model
