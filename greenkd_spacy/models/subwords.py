@@ -19,7 +19,6 @@ from typing import Callable, Dict, List, Optional, Tuple, Union
 import numpy
 from murmurhash.mrmr import hash as murmur32
 from spacy.attrs import NORM
-from spacy.ml.models.tok2vec import MultiHashEmbed
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import Model, deserialize_attr, serialize_attr, uniform_init
@@ -78,10 +77,8 @@ def build_subword_hash_embed(
         the model learns to read a rare word from them. 0: off.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of `width` per token.
     """
-    if word_dropout:
-        words = build_word_dropout_embed(width, attrs, rows, include_static_vectors, word_dropout)
-    else:
-        words = MultiHashEmbed(width=width, attrs=attrs, rows=rows, include_static_vectors=include_static_vectors)
+    # At word_dropout = 0 this is spaCy's MultiHashEmbed itself.
+    words = build_word_dropout_embed(width, attrs, rows, include_static_vectors, word_dropout)
     if not subword_rows:
         return words
     return add_per_token(words, subword_embed(width, subword_rows, min_n, max_n))
