@@ -6,7 +6,8 @@ Every candidate is the task's shipped config (configs/ner_default.cfg,
 configs/chunk_default.cfg; for the parser its first default,
 configs/parser_bilstm_tagger.cfg) with the candidate's settings (the same for every
 task, applied to the task's encoder), or for the parser a config of its own
-(CONFIG_CANDIDATES: another encoder; hybrid-lean became configs/parser_default.cfg),
+(CONFIG_CANDIDATES: another encoder; hybrid-lean became configs/parser_default.cfg, kept
+as configs/parser_lean.cfg when lean-subword-wdrop replaced it),
 trained for the same wall-clock budget as
 the benchmark (greenkd.train_budget.v1) and spaCy's patience, each wrapped in
 scripts/timed.py so its cost is recorded. The choice is by the dev score spaCy selected

@@ -30,9 +30,10 @@ from .serialize import ShapedFromCfgMixin
 from .segments import doc_segments
 
 # The CPU-first default (issue 22, docs/benchmarks.md): the biaffine scorer over a 1 x 64
-# BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 96), no
-# POS input, so `nlp.add_pipe("greenkd_parser")` parses raw text faster than spaCy's CNN
-# parser. configs/parser_default.cfg shares that CNN, as a `tok2vec` component, with
+# BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 96) whose
+# embeddings add hashed character 3-5-grams and drop a fifth of the words in training
+# (greenkd.SubwordHashEmbed.v1: rare words are read from their n-grams), no POS input, so
+# `nlp.add_pipe("greenkd_parser")` parses raw text faster than spaCy's CNN parser. configs/parser_default.cfg shares that CNN, as a `tok2vec` component, with
 # spaCy's tagger (the parser reads it through a listener); here it is the parser's own.
 # The paper's Table 7 model (3 x 400, 100-d POS) is configs/parser_bilstm_goldpos.cfg; the
 # first default (a shared 2 x 128 BiLSTM) configs/parser_bilstm_tagger.cfg.
@@ -53,11 +54,15 @@ dropout = 0.33
 @architectures = "spacy.Tok2Vec.v2"
 
 [model.tok2vec.tok2vec.embed]
-@architectures = "spacy.MultiHashEmbed.v2"
+@architectures = "greenkd.SubwordHashEmbed.v1"
 width = 96
 attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
 rows = [5000,1000,2500,2500]
 include_static_vectors = false
+subword_rows = 10000
+min_n = 3
+max_n = 5
+word_dropout = 0.2
 
 [model.tok2vec.tok2vec.encode]
 @architectures = "spacy.MaxoutWindowEncoder.v2"
