@@ -1,8 +1,8 @@
 """Teacher-pass throughput: local backend vs Ray with 1 and 2 workers (issue 7).
 
-The teacher is spaCy's textcat on MiniLM-L6 (configs/textcat_trf_teacher.cfg); the
+The teacher is spaCy's textcat on MiniLM-L6 (configs/teachers/textcat_trf.cfg); the
 corpus is the first --docs lines of the unlabeled movie-review text, labelled for the
-DAN student of configs/textcat_dan.cfg. Every run writes a fresh cache; the script
+DAN student of configs/students/textcat_dan.cfg. Every run writes a fresh cache; the script
 checks that all caches hold the same rows and soft targets, and writes
 benchmarks/results/annotate_throughput.json.
 
@@ -41,7 +41,7 @@ LABELS = ("NEGATIVE", "POSITIVE")
 
 
 def make_teacher(path: Path) -> None:
-    config = load_config(ROOT / "configs/textcat_trf_teacher.cfg")
+    config = load_config(ROOT / "configs/teachers/textcat_trf.cfg")
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     examples = [
         Example.from_dict(nlp.make_doc(text), {"cats": {"POSITIVE": float(pos), "NEGATIVE": float(not pos)}})
@@ -62,7 +62,7 @@ def write_inputs(work: Path, data: Path, n_docs: int) -> None:
 
 
 def student_config(work: Path, cache: str, shard_size: int):
-    config = load_config(ROOT / "configs/textcat_dan.cfg", interpolate=False)
+    config = load_config(ROOT / "configs/students/textcat_dan.cfg", interpolate=False)
     config["paths"]["train"] = str(work / "gold.spacy")
     config["paths"]["dev"] = str(work / "gold.spacy")
     # The teacher labels only the unlabeled text: the distillation corpus without D_train.
@@ -144,7 +144,7 @@ def main() -> None:
             "runs": rows,
             "same_rows": True,
             "max_abs_prob_difference": max_diff,
-            "teacher": str(args.teacher) if args.teacher else "configs/textcat_trf_teacher.cfg, initialized, untrained (speed does not depend on weight values)",
+            "teacher": str(args.teacher) if args.teacher else "configs/teachers/textcat_trf.cfg, initialized, untrained (speed does not depend on weight values)",
             "corpus": f"first {args.docs} lines of unlabeled/movie_reviews_polarity2.txt.gz",
             "shard_size": args.shard_size,
             "torch_threads_per_worker": 1,

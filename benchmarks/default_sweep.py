@@ -2,12 +2,12 @@
 CoNLL-2003, greenkd_chunker on CoNLL-2000, the tok2vec + tagger + greenkd_parser
 pipeline on UD Tamil-TTB or English-EWT.
 
-Every candidate is the task's shipped config (configs/ner_default.cfg,
-configs/chunk_default.cfg; for the parser its first default,
-configs/parser_bilstm_tagger.cfg) with the candidate's settings (the same for every
+Every candidate is the task's shipped config (configs/defaults/ner.cfg,
+configs/defaults/chunk.cfg; for the parser its first default,
+projects/parser/configs/parser_bilstm_tagger.cfg) with the candidate's settings (the same for every
 task, applied to the task's encoder), or for the parser a config of its own
-(CONFIG_CANDIDATES: another encoder; hybrid-lean became configs/parser_default.cfg, kept
-as configs/parser_lean.cfg when lean-subword-wdrop replaced it),
+(CONFIG_CANDIDATES: another encoder; hybrid-lean became configs/defaults/parser.cfg, kept
+as projects/parser/configs/parser_lean.cfg when lean-subword-wdrop replaced it),
 trained for the same wall-clock budget as
 the benchmark (greenkd.train_budget.v1) and spaCy's patience, each wrapped in
 scripts/timed.py so its cost is recorded. The choice is by the dev score spaCy selected
@@ -54,26 +54,26 @@ CANDIDATES: Dict[str, Dict[str, str]] = {
 # over spaCy's own CNN tok2vec, with spaCy's dropout for that encoder (0.1) and with ours
 # (0.33), tried after the BiLSTM candidates missed spaCy's LAS on Tamil-TTB by 4.6.
 CONFIG_CANDIDATES: Dict[str, Dict[str, Any]] = {
-    "cnn-drop1": {"config": "configs/parser_cnn_tagger.cfg", "tasks": ["parser-ta", "parser-en"],
+    "cnn-drop1": {"config": "projects/parser/configs/parser_cnn_tagger.cfg", "tasks": ["parser-ta", "parser-en"],
                   "overrides": {"training.dropout": "0.1"}},
-    "cnn-drop3": {"config": "configs/parser_cnn_tagger.cfg", "tasks": ["parser-ta", "parser-en"],
+    "cnn-drop3": {"config": "projects/parser/configs/parser_cnn_tagger.cfg", "tasks": ["parser-ta", "parser-en"],
                   "overrides": {"training.dropout": "0.33"}},
-    # The CNN for the tagger, a BiLSTM of the parser's own over it (configs/parser_hybrid.cfg),
+    # The CNN for the tagger, a BiLSTM of the parser's own over it (projects/parser/configs/parser_hybrid.cfg),
     # tried after cnn-* tagged Tamil-TTB better than the BiLSTM but parsed worse.
-    "hybrid-drop1": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
+    "hybrid-drop1": {"config": "projects/parser/configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                      "overrides": {"training.dropout": "0.1"}},
-    "hybrid-drop3": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
+    "hybrid-drop3": {"config": "projects/parser/configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                      "overrides": {"training.dropout": "0.33"}},
     # Leaner hybrids, tried after hybrid-drop3 parsed EWT at 0.89-0.94x spaCy's words/s: in
     # alternating passes over EWT test (untrained weights, one thread;
     # benchmarks/results/explore_hybrid_speed_ewt.json) a 128-unit arc MLP made the pipeline
     # 3 % faster, with a 2-layer CNN 16 %, with a 64-unit BiLSTM instead 7 % (lean: not timed).
-    "hybrid-cnn2": {"config": "configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
+    "hybrid-cnn2": {"config": "projects/parser/configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                     "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
                                   "components.greenkd_parser.model.arc_mlp_size": "128"}},
 }
 # hybrid-lean: hybrid-cnn2 with a 64-unit BiLSTM: the parser default since 2026-11-27
-# (configs/parser_default.cfg is this candidate spelled out).
+# (configs/defaults/parser.cfg is this candidate spelled out).
 CONFIG_CANDIDATES["hybrid-lean"] = {
     **CONFIG_CANDIDATES["hybrid-cnn2"],
     "overrides": {**CONFIG_CANDIDATES["hybrid-cnn2"]["overrides"],
@@ -83,7 +83,7 @@ CONFIG_CANDIDATES["hybrid-lean"] = {
 # hybrid-lean with spaCy's 4-layer CNN, tried after the default tagged Tamil-TTB 1-1.5
 # points below spaCy's tagger+parser (whose CNN has 4 layers) and parsed its test set
 # 1.36 LAS below over three seeds.
-# (Trained first as configs/parser_default.cfg with the depth override: the same model.)
+# (Trained first as configs/defaults/parser.cfg with the depth override: the same model.)
 CONFIG_CANDIDATES["lean-cnn4"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"], "components.tok2vec.model.encode.depth": "4"},
@@ -209,21 +209,21 @@ CONFIG_CANDIDATES["lean-subword-wdrop"] = {
 _UD = "corpus/ud_{lang}/{treebank}-ud-{split}.spacy"
 TASKS: Dict[str, Dict[str, Any]] = {
     "ner": {
-        "config": "configs/ner_default.cfg", "encoder": "components.greenkd_ner.model.tok2vec",
+        "config": "configs/defaults/ner.cfg", "encoder": "components.greenkd_ner.model.tok2vec",
         "train": "corpus/conll03/train.spacy", "dev": "corpus/conll03/dev.spacy", "score": "ents_f", "extra": [],
     },
     "chunk": {
-        "config": "configs/chunk_default.cfg", "encoder": "components.greenkd_chunker.model.tok2vec",
+        "config": "configs/defaults/chunk.cfg", "encoder": "components.greenkd_chunker.model.tok2vec",
         "train": "corpus/conll00/train.spacy", "dev": "corpus/conll00/dev.spacy", "score": "spans_chunks_f", "extra": [],
     },
     "parser-ta": {
-        "config": "configs/parser_bilstm_tagger.cfg", "encoder": "components.tok2vec.model",
+        "config": "projects/parser/configs/parser_bilstm_tagger.cfg", "encoder": "components.tok2vec.model",
         "train": _UD.format(lang="ta", treebank="ta_ttb", split="train"),
         "dev": _UD.format(lang="ta", treebank="ta_ttb", split="dev"),
         "score": "dep_las", "extra": ["--nlp.lang", "ta"],
     },
     "parser-en": {
-        "config": "configs/parser_bilstm_tagger.cfg", "encoder": "components.tok2vec.model",
+        "config": "projects/parser/configs/parser_bilstm_tagger.cfg", "encoder": "components.tok2vec.model",
         "train": _UD.format(lang="en", treebank="en_ewt", split="train"),
         "dev": _UD.format(lang="en", treebank="en_ewt", split="dev"),
         "score": "dep_las", "extra": [],

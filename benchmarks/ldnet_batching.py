@@ -2,7 +2,7 @@
 
 The context-aware character LSTM reads a whole sentence's characters, so a batch costs
 as much as its longest sentence times its size. This script trains a fresh NoLM
-labeller (configs/ner_ldnet.cfg) on the same sentences with spaCy's
+labeller (configs/paper/ner_ldnet.cfg) on the same sentences with spaCy's
 `batch_by_sequence` (fixed count, random lengths), `batch_by_words` and
 `batch_by_padded` (length buckets), one CPU thread, and reports ms per sentence.
 
@@ -59,7 +59,7 @@ def time_batcher(config, path: str, n: int, name: str) -> Dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default="configs/ner_ldnet.cfg")
+    parser.add_argument("--config", default="configs/paper/ner_ldnet.cfg")
     parser.add_argument("--train", default="corpus/conll03/train.spacy")
     parser.add_argument("--sentences", type=int, default=960)
     parser.add_argument("--output", default=None)

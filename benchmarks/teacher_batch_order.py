@@ -87,7 +87,7 @@ def main(argv=None) -> dict:
     )
     best = {order: min(s) for order, s in seconds.items()}
     result = {
-        "teacher": str(args.teacher) if args.teacher else "initialized MiniLM-L6 textcat (configs/textcat_trf_teacher.cfg)",
+        "teacher": str(args.teacher) if args.teacher else "initialized MiniLM-L6 textcat (configs/teachers/textcat_trf.cfg)",
         "text": str(args.text),
         "docs": len(examples),
         "words": words,

@@ -21,7 +21,7 @@ class Warnings(metaclass=ErrorsWithCodes):
         "'{name}': no LM layer is gated off, so pruning removes nothing and the saved "
         "pipeline is as large as the input. Train with layer selection first "
         "(lm_lambda0 > 0 and the greenkd.layer_selection.v1 callback, as in "
-        "configs/ner_ldnet_select.cfg), then prune its output."
+        "configs/paper/ner_ldnet_select.cfg), then prune its output."
     )
 
 
@@ -33,7 +33,7 @@ class Warnings(metaclass=ErrorsWithCodes):
         "`tagger` sets only Token.tag, which needs an `attribute_ruler` tag map to become "
         "POS) and list it in [training] annotating_components, score with gold POS "
         "(`greenkd-bench-parser --gold-pos`), or train a config without POS "
-        "(configs/parser_bilstm_raw.cfg, or pos_width = 0)."
+        "(configs/paper/parser_bilstm_raw.cfg, or pos_width = 0)."
     )
 
 
@@ -92,7 +92,7 @@ class Errors(metaclass=ErrorsWithCodes):
     )
     E016 = (
         "The student config has no [distillation] section. Add one (see "
-        "configs/parser_student.cfg or configs/textcat_dan.cfg for an example) with at "
+        "configs/students/parser_bilstm_student.cfg or configs/students/textcat_dan.cfg for an example) with at "
         "least corpus, max_steps and optimizer."
     )
     E017 = (

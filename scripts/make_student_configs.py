@@ -1,6 +1,6 @@
 """Write the Base-x / D-x student configs of the distillation study, at run time.
 
-Each is configs/parser_bilstm_goldpos.cfg with every width scaled so the model has x %
+Each is configs/paper/parser_bilstm_goldpos.cfg with every width scaled so the model has x %
 of the full model's trainable parameters (greenkd_spacy.models.sizes), plus a
 [distillation] section. `spacy train` on such a config gives Base-x (it ignores
 [distillation]); `spacy distill TEACHER CONFIG OUT` gives D-x. One config and one

@@ -176,11 +176,11 @@ def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_
     DocBin(docs=[eg.reference for eg in ner_examples(nlp)]).to_disk(tmp_path / "train.spacy")
     data = {"paths.train": str(tmp_path / "train.spacy"), "paths.dev": str(tmp_path / "train.spacy")}
     tiny = {f"components.greenkd_ner.model.tok2vec.{k}": v for k, v in TINY_ENCODER.items()}
-    train_cli("configs/ner_ldnet.cfg", tmp_path / "ldnet", overrides={
+    train_cli("configs/paper/ner_ldnet.cfg", tmp_path / "ldnet", overrides={
         **data, **tiny, "paths.lm": str(lm_dir / "out/model-best"), "training.max_steps": 30,
         "training.eval_frequency": 10, "training.dropout": 0.0, "components.greenkd_ner.model.dropout": 0.0,
     })
-    train_cli("configs/ner_ldnet_select.cfg", tmp_path / "select", overrides={
+    train_cli("configs/paper/ner_ldnet_select.cfg", tmp_path / "select", overrides={
         **data, "paths.source": str(tmp_path / "ldnet/model-best"), "training.max_steps": 60, "training.eval_frequency": 20,
         "training.dropout": 0.0, "initialize.before_init.lambda0": 1.0, "initialize.before_init.target_layers": 2,
         "initialize.before_init.gate_lr": 0.3,
@@ -283,7 +283,7 @@ def test_ldnet_profile_splits_prediction_time_and_leaves_the_model_as_it_was(lm_
     assert set(spacy_row["parts"]) == {"greenkd_ner"} and spacy_row["words_per_second"] > 0
 
 
-@pytest.mark.parametrize("factory,config", [("greenkd_ner", "ner_default.cfg"), ("greenkd_chunker", "chunk_default.cfg")])
+@pytest.mark.parametrize("factory,config", [("greenkd_ner", "defaults/ner.cfg"), ("greenkd_chunker", "defaults/chunk.cfg")])
 def test_factory_default_is_the_shipped_cpu_first_model(factory, config):
     """A user's nlp.add_pipe gets the model the benchmarks chose, not the paper's LD-Net."""
     from pathlib import Path

@@ -365,14 +365,14 @@ def test_word_dropout_hides_whole_word_embeddings_in_training_only():
 
 
 def test_factory_default_encoder_is_the_shipped_default_pipelines():
-    """nlp.add_pipe("greenkd_parser") gets the model configs/parser_default.cfg trains (the
+    """nlp.add_pipe("greenkd_parser") gets the model configs/defaults/parser.cfg trains (the
     one the benchmarks chose): the same scorer and BiLSTM over the same CNN, which the
     shipped pipeline shares with its tagger as a `tok2vec` component."""
     from pathlib import Path
 
     from spacy.util import load_config, registry
 
-    shipped = load_config(Path(__file__).parent.parent / "configs" / "parser_default.cfg", interpolate=False)
+    shipped = load_config(Path(__file__).parent.parent / "configs" / "defaults" / "parser.cfg", interpolate=False)
     nlp = spacy.blank("en")
     nlp.add_pipe("greenkd_parser")
     own = nlp.config["components"]["greenkd_parser"]["model"]

@@ -10,7 +10,9 @@ from spacy.util import load_config
 
 from .util import save_tiny_source
 
-CONFIGS = sorted((Path(__file__).parent.parent / "configs").glob("*.cfg"))
+ROOT = Path(__file__).parent.parent
+# Every shipped config: the product's, by role, and each study project's own.
+CONFIGS = sorted([*(ROOT / "configs").glob("*/*.cfg"), *(ROOT / "projects").glob("*/configs/*.cfg")])
 
 NAMES = {
     "architectures": [
@@ -69,7 +71,7 @@ def missing_extra(raw) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("path", CONFIGS, ids=[p.name for p in CONFIGS])
+@pytest.mark.parametrize("path", CONFIGS, ids=[str(p.relative_to(ROOT)) for p in CONFIGS])
 def test_shipped_configs_build(path, tmp_path, capsys):
     from spacy.cli.debug_config import debug_config
 

@@ -621,7 +621,7 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     from spacy.util import load_config
 
     teacher = _ner_teacher(tmp_path)
-    config = load_config("configs/ner_default.cfg", interpolate=False)
+    config = load_config("configs/defaults/ner.cfg", interpolate=False)
     encoder = config["components"]["greenkd_ner"]["model"]["tok2vec"]
     encoder.update({"word_width": 16, "word_rows": 500, "affix_width": 8, "affix_rows": 100, "shape_width": 4, "hidden_width": 16, "dropout": 0.0})
     config["components"]["greenkd_ner"]["model"]["dropout"] = 0.0
@@ -731,13 +731,13 @@ def test_spacy_ner_behind_a_shared_tok2vec_takes_gold_copies_with_its_encoder(tm
 
 
 def test_shipped_spacy_ner_config_distils_on_train_plus_unlabeled_text(tmp_path):
-    """The NER benchmark's student as shipped (configs/ner_spacy_cnn.cfg): its
+    """The NER benchmark's student as shipped (configs/baselines/ner.cfg): its
     corpora.distill reads the training set, then the unlabeled text, and its ner learns
     the teacher's entities on both."""
     from spacy.util import load_config
 
     teacher = _ner_teacher(tmp_path)
-    config = load_config("configs/ner_spacy_cnn.cfg", interpolate=False)
+    config = load_config("configs/baselines/ner.cfg", interpolate=False)
     config["paths"].update({
         "train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy"),
         "unlabeled": str(tmp_path / "raw.txt"),
@@ -773,7 +773,7 @@ def test_spacy_ner_learns_silver_entities_from_a_greenkd_ner_on_raw_text(tmp_pat
     """greenkd_ner (the CPU default, shrunk) teaches spaCy's ner from raw text alone."""
     from spacy.util import load_config, load_model_from_config
 
-    config = load_config("configs/ner_default.cfg", interpolate=False)
+    config = load_config("configs/defaults/ner.cfg", interpolate=False)
     config["components"]["greenkd_ner"]["model"]["tok2vec"].update({
         "word_width": 16, "word_rows": 500, "affix_width": 8, "affix_rows": 100, "shape_width": 4,
         "hidden_width": 16, "dropout": 0.0,

@@ -388,7 +388,7 @@ def test_distill_from_spacy_textcat_teacher(tmp_path):
     teacher.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in egs]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("a great great film\nso dull and awful\n", encoding="utf8")
-    config = spacy.util.load_config("configs/textcat_dan.cfg", interpolate=False)
+    config = spacy.util.load_config("configs/students/textcat_dan.cfg", interpolate=False)
     config["paths"].update({"train": str(tmp_path / "train.spacy"), "dev": str(tmp_path / "train.spacy"), "unlabeled": str(tmp_path / "raw.txt")})
     config["components"]["greenkd_textcat"]["model"].update(SMALL["model"])
     config["distillation"].update({"max_steps": 30, "eval_frequency": 10, "cache_dir": str(tmp_path / "cache")})

@@ -38,7 +38,7 @@ def test_fine_tuning_sources_the_distilled_dan(tmp_path):
         "training.eval_frequency": 10,
         "training.optimizer.learn_rate": 0.01,
     }
-    train_cli(REPO / "configs/textcat_dan_ft.cfg", tmp_path / "ft", overrides=overrides)
+    train_cli(REPO / "configs/students/textcat_dan_finetune.cfg", tmp_path / "ft", overrides=overrides)
     tuned = spacy.load(tmp_path / "ft" / "model-best")
     pipe = tuned.get_pipe("greenkd_textcat")
     # Same vocabulary (sourced, not rebuilt from the fine-tuning data), and it learned.
@@ -46,7 +46,7 @@ def test_fine_tuning_sources_the_distilled_dan(tmp_path):
     assert tuned("what a great film").cats["pos"] > 0.8
 
 
-@pytest.mark.parametrize("config", ["textcat_spacy_bow.cfg", "textcat_trf_teacher.cfg", "textcat_dan_paper.cfg"])
+@pytest.mark.parametrize("config", ["baselines/textcat_bow.cfg", "teachers/textcat_trf.cfg", "paper/textcat_dan.cfg"])
 def test_study_configs_are_valid(config, tmp_path, monkeypatch, capsys):
     """`spacy debug config` accepts the config, run in-process (a subprocess per config
     cost ~10 s of start-up each)."""
@@ -61,7 +61,7 @@ def test_study_configs_are_valid(config, tmp_path, monkeypatch, capsys):
 
 
 def test_paper_size_config_has_the_papers_shape():
-    config = spacy.util.load_config(REPO / "configs/textcat_dan_paper.cfg", interpolate=False)
+    config = spacy.util.load_config(REPO / "configs/paper/textcat_dan.cfg", interpolate=False)
     model = config["components"]["greenkd_textcat"]["model"]
     assert (model["max_ngrams"], model["width"], model["hidden_width"]) == (1_000_000, 1000, 1000)
     assert config["distillation"]["batcher"]["size"] == 2048

@@ -63,7 +63,7 @@ def _distil_from_saved_teacher(tmp_path, max_steps: int):
 
 
 def test_transformer_teacher_trains_and_teaches(tmp_path):
-    _, history = _trained_teacher("configs/parser_trf_teacher.cfg", tmp_path, train_steps=25)
+    _, history = _trained_teacher("configs/teachers/parser_trf.cfg", tmp_path, train_steps=25)
     assert sum(history[-5:]) / 5 < history[0]
     teacher, student = _distil_from_saved_teacher(tmp_path, max_steps=20)
     assert student.get_pipe("greenkd_parser").labels == teacher.get_pipe("greenkd_parser").labels
@@ -79,7 +79,7 @@ def test_transformer_ner_teacher_saves_and_loads(tmp_path):
     from spacy.training import Example
 
     fix_random_seed(0)
-    config = spacy.util.load_config("configs/ner_trf_teacher.cfg")
+    config = spacy.util.load_config("configs/teachers/ner_trf_crf.cfg")
     nlp = spacy.util.load_model_from_config(config, auto_fill=True)
     texts = [("Peter lives in Berlin .", [(0, 5, "PER"), (15, 21, "LOC")]), ("Acme hired Anna .", [(0, 4, "ORG"), (11, 15, "PER")])]
     examples = [Example.from_dict(nlp.make_doc(text), {"entities": ents}) for text, ents in texts]
@@ -103,7 +103,7 @@ def test_curated_transformer_teacher_teaches(tmp_path):
     """spacy-curated-transformers' `curated_transformer` (en_core_web_trf's encoder) as the
     teacher's encoder: the saved teacher loads and parses as before, a BiLSTM student
     distils from it, and the teacher loaded again finds its cache."""
-    nlp, _ = _trained_teacher("configs/parser_curated_teacher.cfg", tmp_path, train_steps=0)
+    nlp, _ = _trained_teacher("configs/teachers/parser_curated.cfg", tmp_path, train_steps=0)
     assert nlp.get_pipe("transformer").__class__.__name__ == "CuratedTransformer"
     teacher, _ = _distil_from_saved_teacher(tmp_path, max_steps=10)
     text = "I like green eggs ."
@@ -117,6 +117,6 @@ def test_curated_transformer_teacher_teaches(tmp_path):
 )
 @needs_curated  # closest to the function: the reason pytest reports first
 def test_curated_transformer_teacher_trains(tmp_path):
-    nlp, history = _trained_teacher("configs/parser_curated_teacher.cfg", tmp_path, train_steps=25)
+    nlp, history = _trained_teacher("configs/teachers/parser_curated.cfg", tmp_path, train_steps=25)
     assert nlp.get_pipe("transformer").__class__.__name__ == "CuratedTransformer"
     assert sum(history[-5:]) / 5 < history[0]

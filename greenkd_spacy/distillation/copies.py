@@ -8,7 +8,7 @@ reads a shared `tok2vec` through a listener cannot: the listener checks that it 
 the very batch its encoder computed (spaCy's E953). So the loop makes the copies once,
 for the encoder and every component listening to it, and those components then count
 each copy once (contract.DistillableMixin.gold_weight): with the shipped
-`configs/ner_spacy_cnn.cfg` layout a gold weight of 3 means the same as with an
+`configs/baselines/ner.cfg` layout a gold weight of 3 means the same as with an
 inline encoder, and the student keeps spaCy's layout (and speed).
 """
 from typing import Any, Callable, Dict, Iterable, List, Set

@@ -65,7 +65,7 @@ def resolve_distillation(config: Config) -> Dict[str, Any]:
         if key not in section:
             raise ValueError(
                 f"(greenkd-spacy) [distillation.{key}] is missing. Copy the block from "
-                "[training] of a spaCy config (see configs/parser_student.cfg)."
+                "[training] of a spaCy config (see configs/students/parser_bilstm_student.cfg)."
             )
     return dict(registry.resolve(section, schema=ConfigSchemaDistill, validate=True))
 

@@ -74,7 +74,7 @@ def build_dan_v2(
         linear bag alone (needs linear = true; width, hidden_width, pooling and dropout
         are then unused): on SST-2, trained from scratch on its labelled phrases, the
         linear bag of 1-2-grams scored above every DAN and above spaCy's BOW
-        (configs/textcat_ngram_linear.cfg).
+        (configs/defaults/textcat.cfg).
     Other arguments as greenkd.DAN.v1.
     """
     if not 0.0 <= ngram_dropout < 1.0:
@@ -127,7 +127,7 @@ def build_ngram_linear(
     """The linear bag of n-grams: one weight per n-gram and class, summed over the doc's
     n-grams, plus a bias per class (spaCy's BOW model, over our n-gram table and compiled
     featurization). greenkd_textcat's default model: trained from scratch it won on
-    SST-2 and TREC (configs/textcat_ngram_linear.cfg). The same model as greenkd.DAN.v2
+    SST-2 and TREC (configs/defaults/textcat.cfg). The same model as greenkd.DAN.v2
     with deep = false, under a name of its own, so that a partial greenkd.DAN.v2 block
     given to the component is not filled in from this default.
 

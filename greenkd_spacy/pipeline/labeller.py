@@ -29,10 +29,10 @@ from ..distillation.contract import DistillableMixin
 from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_references, silver_settings
 from .serialize import ShapedFromCfgMixin
 
-# The CPU-first default (issue 22; configs/ner_default.cfg, chosen by measurement against
+# The CPU-first default (issue 22; configs/defaults/ner.cfg, chosen by measurement against
 # spaCy's own ner): the paper's CRF over a small BiLSTM on hashed words, affixes and word
 # shapes, with word dropout, no per-character LSTM and no LM. The paper's LD-Net
-# (greenkd.LDNetEncoder.v1, which a pretrained LM needs) is configs/ner_ldnet.cfg.
+# (greenkd.LDNetEncoder.v1, which a pretrained LM needs) is configs/paper/ner_ldnet.cfg.
 DEFAULT_LABELLER_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.CRFLabeller.v1"
@@ -118,7 +118,7 @@ def make_ner(
     model (Model): greenkd.CRFLabeller.v1 over an encoder (default: the CPU-first
         BiLSTM over hashed words, affixes and shapes; the paper's LD-Net encoder, NoLM
         until a pretrained LM is given at initialize with `lm_path`, is
-        configs/ner_ldnet.cfg).
+        configs/paper/ner_ldnet.cfg).
     lm_lambda0 (float): Weight of the R3 layer-selection regulariser (0: off; the
         paper uses 0.05 for NER while pruning).
     lm_target_layers (int): lambda_1, how many LM layers (both directions together)

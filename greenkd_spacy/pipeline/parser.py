@@ -34,10 +34,10 @@ from .segments import doc_segments
 # embeddings add hashed character 3-5-grams and drop a fifth of the words in training
 # (greenkd.SubwordHashEmbed.v1: rare words are read from their n-grams), no POS input, so
 # `nlp.add_pipe("greenkd_parser")` parses raw text faster than spaCy's CNN parser.
-# configs/parser_default.cfg shares that CNN, as a `tok2vec` component, with spaCy's
+# configs/defaults/parser.cfg shares that CNN, as a `tok2vec` component, with spaCy's
 # tagger (the parser reads it through a listener); here it is the parser's own.
-# The paper's Table 7 model (3 x 400, 100-d POS) is configs/parser_bilstm_goldpos.cfg; the
-# first default (a shared 2 x 128 BiLSTM) configs/parser_bilstm_tagger.cfg.
+# The paper's Table 7 model (3 x 400, 100-d POS) is configs/paper/parser_bilstm_goldpos.cfg; the
+# first default (a shared 2 x 128 BiLSTM) projects/parser/configs/parser_bilstm_tagger.cfg.
 DEFAULT_PARSER_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.BiaffineParser.v1"

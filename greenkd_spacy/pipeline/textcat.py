@@ -45,9 +45,9 @@ from .serialize import ShapedFromCfgMixin
 # deep = false under its own name, so partial DAN.v2 blocks are not merged into it), which
 # trained from scratch scored above the DAN and above spaCy's BOW on SST-2's held-out
 # sentences over five seeds (82.94 vs 81.89 and 82.15) and above BOW on TREC, at 1.7-2.3x
-# BOW's docs/s (configs/textcat_ngram_linear.cfg, docs/benchmarks.md). The DAN stays what
-# configs/textcat_dan.cfg names for distillation (the better held-out score as a student
-# on SST-2); the paper's 1-4-gram DAN is configs/textcat_dan_paper.cfg.
+# BOW's docs/s (configs/defaults/textcat.cfg, docs/benchmarks.md). The DAN stays what
+# configs/students/textcat_dan.cfg names for distillation (the better held-out score as a student
+# on SST-2); the paper's 1-4-gram DAN is configs/paper/textcat_dan.cfg.
 DEFAULT_TEXTCAT_MODEL_CONFIG = """
 [model]
 @architectures = "greenkd.NgramLinear.v1"
