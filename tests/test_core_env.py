@@ -1,4 +1,4 @@
-"""The core package beside transformers 5 (issue 19): no spacy-transformers needed.
+"""The core package beside transformers 5: no spacy-transformers needed.
 
 `pip install greenkd-spacy` must give every student component, the distillation loop
 and every non-transformer teacher, whatever transformers version the environment has.

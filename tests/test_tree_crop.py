@@ -1,11 +1,15 @@
 """benchmarks/tree_crop.py: a cropped sentence is a well-formed tree that keeps the
 original's heads and labels."""
 import random
+import sys
+from pathlib import Path
 
 import spacy
 from spacy.tokens import Doc
 
-from benchmarks.tree_crop import crop
+sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
+
+from tree_crop import crop  # noqa: E402
 
 
 def _sentence():

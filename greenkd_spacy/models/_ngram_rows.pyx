@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
-"""The DAN's n-gram featurization of a batch of docs, in one compiled pass (issue 22).
+"""The DAN's n-gram featurization of a batch of docs, in one compiled pass.
 
 `NgramTable.batch_ids` in numpy needs one `Doc.to_array` call per doc to read the
 tokens' word ids, ~2.7 microseconds a call whatever the doc's length: on SST-2's short

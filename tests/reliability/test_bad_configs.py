@@ -1,4 +1,4 @@
-"""Bad configs, mismatches and unsafe files (issue 6): clear errors before any training
+"""Bad configs, mismatches and unsafe files: clear errors before any training
 starts, and saved models that load without unpickling arbitrary objects."""
 import io
 import pickle

@@ -1,4 +1,4 @@
-"""Bad data files (issue 6): every converter stops at a malformed line with its file,
+"""Bad data files: every converter stops at a malformed line with its file,
 line and a fix, or skips a documented construct and counts it. The commands are run
 as a user runs them, through spaCy's CLI."""
 import pytest

@@ -1,4 +1,4 @@
-"""Every component on messy input (issue 6): well-formed annotation, no exception from
+"""Every component on messy input: well-formed annotation, no exception from
 inside torch or numpy, bounded time. Bound: a 5,000-token doc with no sentence
 boundaries is annotated in under 20 s by each tiny model here (linear-time chunking:
 the parser's max_sentence_length, the labeller's max_length)."""

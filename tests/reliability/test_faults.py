@@ -1,4 +1,4 @@
-"""Faults (issue 6): `spacy distill` killed with SIGKILL during teacher annotation and
+"""Faults: `spacy distill` killed with SIGKILL during teacher annotation and
 during training, then rerun with the same command, resumes from the cache and the last
 checkpoint and ends where an uninterrupted run ends.
 
