@@ -1,4 +1,4 @@
-"""Teacher-pass throughput: local backend vs Ray with 1 and 2 workers (issue 7).
+"""Teacher-pass throughput: local backend vs Ray with 1 and 2 workers.
 
 The teacher is spaCy's textcat on MiniLM-L6 (configs/teachers/textcat_trf.cfg); the
 corpus is the first --docs lines of the unlabeled movie-review text, labelled for the
@@ -10,7 +10,7 @@ The teacher's speed does not depend on its weight values, so without --teacher t
 script uses an initialized, untrained teacher (stated in the results); pass a trained
 one (e.g. training/sst2/teacher-trf/model-best) to use it instead.
 
-Usage: python benchmarks/annotate_throughput.py [--docs 3000] [--shard-size 250]
+Usage: python benchmarks/run.py annotate_throughput [--docs 3000] [--shard-size 250]
        [--teacher PATH] [--data ../shared/data]
 Pause other CPU work while it runs: it measures what 1 and 2 cores do.
 """

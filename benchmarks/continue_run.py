@@ -1,7 +1,7 @@
 """Copy a finished `spacy distill` run so that the copy can be resumed with a larger
 step budget, leaving the original as it was.
 
-Usage: python scripts/continue_run.py SOURCE_DIR TARGET_DIR
+Usage: python benchmarks/run.py continue_run SOURCE_DIR TARGET_DIR
 
 `spacy distill` resumes from OUTPUT/model-last, so rerunning it on a copy with a higher
 --distillation.max_steps trains only the added steps. The copy leaves out the source's

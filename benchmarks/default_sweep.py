@@ -1,4 +1,4 @@
-"""The candidates a CPU-first default is chosen from (issue 22): greenkd_ner on
+"""The candidates a CPU-first default is chosen from: greenkd_ner on
 CoNLL-2003, greenkd_chunker on CoNLL-2000, the tok2vec + tagger + greenkd_parser
 pipeline on UD Tamil-TTB or English-EWT.
 
@@ -10,12 +10,12 @@ task, applied to the task's encoder), or for the parser a config of its own
 as projects/parser/configs/parser_lean.cfg when lean-subword-wdrop replaced it),
 trained for the same wall-clock budget as
 the benchmark (greenkd.train_budget.v1) and spaCy's patience, each wrapped in
-scripts/timed.py so its cost is recorded. The choice is by the dev score spaCy selected
+benchmarks/timed.py so its cost is recorded. The choice is by the dev score spaCy selected
 model-best by (model-best/meta.json), never the test set; summarize_sweep.summarize
 makes the table of every candidate trained so far. A candidate whose run finished (its
 run.json exists) is not trained again, so an interrupted sweep resumes.
 
-Usage: python benchmarks/default_sweep.py {ner,chunk,parser-ta,parser-en}
+Usage: python benchmarks/run.py default_sweep {ner,chunk,parser-ta,parser-en}
            [--budget-minutes 10] [--only NAME ...] [--output OUT.json]
 Used by `spacy project run labeller-default-sweep` and `parser-default-sweep`.
 """
@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple
 
 import srsly
-from summarize_sweep import summarize
 
+from benchmarks.rows import command_line
+from benchmarks.summarize_sweep import summarize
 from greenkd_spacy.atomic import atomic_write_json
 
 # name -> config overrides ({encoder} is the task's greenkd.BiLSTMEncoder.v1 block), each
@@ -163,7 +164,7 @@ CONFIG_CANDIDATES["lean-subword"] = {
 CONFIG_CANDIDATES["lean-crop"] = {
     **CONFIG_CANDIDATES["hybrid-lean"],
     "tasks": ["parser-ta"],
-    "prepare": "python benchmarks/tree_crop.py corpus/ud_ta/ta_ttb-ud-train.spacy corpus/ud_ta/ta_ttb-ud-train-crop.spacy",
+    "prepare": "python benchmarks/run.py tree_crop corpus/ud_ta/ta_ttb-ud-train.spacy corpus/ud_ta/ta_ttb-ud-train-crop.spacy",
     "overrides": {**CONFIG_CANDIDATES["hybrid-lean"]["overrides"],
                   "paths.train": "corpus/ud_ta/ta_ttb-ud-train-crop.spacy"},
 }
@@ -268,7 +269,7 @@ def train_command(task: str, name: str, budget_minutes: float, max_steps: int = 
     for key, value in settings.items():
         overrides += [f"--{key}", value]
     return [
-        sys.executable, "scripts/timed.py", str(out / "train_cost.json"), "--merge", str(out / "run.json"), "--",
+        sys.executable, "-m", "benchmarks.timed", str(out / "train_cost.json"), "--merge", str(out / "run.json"), "--",
         sys.executable, "-m", "spacy", "train", config, "--output", str(out),
         "--paths.train", spec["train"], "--paths.dev", spec["dev"], *spec["extra"],
         "--training.before_update.minutes", str(budget_minutes),
@@ -321,7 +322,7 @@ def main(argv: Sequence[str]) -> None:
         "budget_seconds": 60 * args.budget_minutes,
         "max_steps": args.max_steps or None,
         "seed": args.seed,
-        "command": " ".join(["python", "benchmarks/default_sweep.py", *argv]),
+        "command": command_line(),
         "date": datetime.date.today().isoformat(),
         "cores": os.cpu_count(),
     }

@@ -1,4 +1,4 @@
-"""Time LD-Net labeller updates under different batchers (issue 5, training speed).
+"""Time LD-Net labeller updates under different batchers (training speed).
 
 The context-aware character LSTM reads a whole sentence's characters, so a batch costs
 as much as its longest sentence times its size. This script trains a fresh NoLM
@@ -6,7 +6,7 @@ labeller (configs/paper/ner_ldnet.cfg) on the same sentences with spaCy's
 `batch_by_sequence` (fixed count, random lengths), `batch_by_words` and
 `batch_by_padded` (length buckets), one CPU thread, and reports ms per sentence.
 
-Usage: python benchmarks/ldnet_batching.py [--train corpus/conll03/train.spacy]
+Usage: python benchmarks/run.py ldnet_batching [--train corpus/conll03/train.spacy]
            [--sentences 960] [--output benchmarks/results/ldnet_batching.json]
 """
 import argparse

@@ -1,13 +1,13 @@
-"""Where an LD-Net labeller's prediction time goes, beside spaCy's CPU `ner` (issue 5).
+"""Where an LD-Net labeller's prediction time goes, beside spaCy's CPU `ner`.
 
-Issue 5 asks the pruned LD-Net NER to match spaCy's CNN `ner` in words/s on one CPU
+The study asks the pruned LD-Net NER to match spaCy's CNN `ner` in words/s on one CPU
 thread. This script shows why it does not by splitting one timed pass over the test set
 into the labeller's parts - the context-aware character LSTM, the (pruned) LM, the
 word-level BiLSTM, the CRF head (emissions + Viterbi) and the rest (featurising docs,
 chunking, writing spans) - and gives each torch part its multiply-adds per token. spaCy's
 pipeline is timed component by component in the same run.
 
-Usage: python benchmarks/ldnet_profile.py LDNET_MODEL SPACY_MODEL TEST.spacy
+Usage: python benchmarks/run.py ldnet_profile LDNET_MODEL SPACY_MODEL TEST.spacy
            [--batch-size 256] [--output benchmarks/results/ldnet_profile_ner.json]
 """
 import argparse

@@ -9,7 +9,7 @@ gold; punctuation left out, labels lowercased), checks that the totals give the
 scorer's own LAS, and resamples the sentences with replacement: the same sentence draw
 for every pair, so several seeds' pairs are judged together (their mean difference).
 
-Usage: python benchmarks/paired_bootstrap.py DATA.spacy --pairs A1 B1 [A2 B2 ...]
+Usage: python benchmarks/run.py paired_bootstrap DATA.spacy --pairs A1 B1 [A2 B2 ...]
            [--names NAME_A NAME_B] [--samples 10000] [--seed 0] [--output OUT.json]
 Reports, per pair and for the mean over pairs: LAS of A and B, B - A, its 95 % interval
 over the resamples, and the share of resamples in which A scores at least B.
@@ -27,6 +27,7 @@ import srsly
 from spacy.pipeline.dep_parser import parser_score
 from spacy.training import Example
 
+from benchmarks.rows import command_line
 from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import one_thread
 from greenkd_spacy.data.corpus import create_corpus_reader
@@ -136,7 +137,7 @@ def main(argv: Sequence[str]) -> None:
         },
         "samples": args.samples,
         "seed": args.seed,
-        "command": "python " + " ".join([sys.argv[0], *argv]),
+        "command": command_line(),
         "date": datetime.date.today().isoformat(),
         "cores": os.cpu_count(),
     }

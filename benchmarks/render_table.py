@@ -1,6 +1,6 @@
 """Render a results JSON list as a Markdown table.
 
-Usage: python benchmarks/render_table.py RESULTS.json [--baseline SYSTEM] [--teacher SYSTEM]
+Usage: python benchmarks/run.py render_table RESULTS.json [--baseline SYSTEM] [--teacher SYSTEM]
 Columns that no row has are left out, so one renderer serves the parser and the text
 classification results; a dotted key reads a nested field.
 --baseline adds each row's speed as a multiple of that system's (same bench run).

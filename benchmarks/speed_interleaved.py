@@ -14,7 +14,7 @@ with --pretokenized the gold tokens of DATA as fresh docs (as greenkd-bench-labe
 times it: words/s), or with --parser-input the docs greenkd-bench-parser parses (one per
 gold sentence, gold sentence starts).
 
-Usage: python benchmarks/speed_interleaved.py MODEL [MODEL ...] --data DATA.spacy
+Usage: python benchmarks/run.py speed_interleaved MODEL [MODEL ...] --data DATA.spacy
            [--names A B ...] [--baseline NAME] [--pretokenized | --parser-input] [--rounds 7]
            [--batch-size 1000] [--min-docs 10000] [--min-words 20000]
            [--by-component] [--output RESULT.json]
@@ -27,13 +27,14 @@ import statistics
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional, Sequence
 
 import spacy
 import srsly
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 
+from benchmarks.rows import command_line
 from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.data.corpus import create_corpus_reader
 from greenkd_spacy.bench import MIN_TIMED_WORDS, fresh_docs, one_thread, repeated_texts, timed_pass, timing_copies
@@ -92,7 +93,7 @@ def component_timer(
     return run
 
 
-def main() -> None:
+def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("models", nargs="+", help="pipeline directories")
     parser.add_argument("--data", required=True, help=".spacy file with the docs to run")
@@ -106,7 +107,7 @@ def main() -> None:
     parser.add_argument("--min-words", type=int, default=MIN_TIMED_WORDS, help="--pretokenized: a pass covers at least this many words")
     parser.add_argument("--by-component", action="store_true", help="also time each component alone (the tokenizer too, on raw text), in further alternating rounds: where each pipeline's time goes")
     parser.add_argument("--output", help="append the result to this JSON list")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     names = args.names or args.models
     if len(names) != len(args.models):
         sys.exit(f"--names gives {len(names)} names for {len(args.models)} models: give one per model.")
@@ -160,7 +161,7 @@ def main() -> None:
         "median": {name: round(value, 1) for name, value in median.items()},
         "ratio_best": {name: round(value / best[baseline], 3) for name, value in best.items()},
         "ratio_median": {name: round(value / median[baseline], 3) for name, value in median.items()},
-        "command": "python " + " ".join(sys.argv),
+        "command": command_line(),
         "date": datetime.date.today().isoformat(),
         "time_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M"),
         "cores": os.cpu_count(),

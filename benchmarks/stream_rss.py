@@ -1,4 +1,4 @@
-"""Peak memory of a distillation over a long unlabeled stream (issue 21: memory must not
+"""Peak memory of a distillation over a long unlabeled stream (memory must not
 grow with the corpus).
 
 Why textcat: its targets are one row per doc, so the cache stays small and what is
@@ -8,9 +8,9 @@ questions (seconds); the student is spaCy's BOW textcat learning its probabiliti
 through greenkd's TextcatAdapter, on N sentences of ../shared/data/unlabeled (the four
 corpora, repeated until N lines), streamed ([distillation] max_epochs = -1) for
 --steps steps... or, with --steps 0, one whole pass over the stream. Each run is a
-separate `spacy distill` process under scripts/timed.py, which records its peak RSS.
+separate `spacy distill` process under benchmarks/timed.py, which records its peak RSS.
 
-Usage: python benchmarks/stream_rss.py TREC_DIR UNLABELED_DIR --sizes 100000,1000000
+Usage: python benchmarks/run.py stream_rss TREC_DIR UNLABELED_DIR --sizes 100000,1000000
            [--work training/stream] [--output benchmarks/results/stream_rss.json]
 TREC_DIR holds train.spacy and heldout.spacy (benchmarks/textcat_data.py trec convert).
 """

@@ -1,4 +1,4 @@
-"""Check the distillation study's targets (issue 3) against a results file.
+"""Check the distillation study's targets against a results file.
 
 Reads benchmarks/results/parser_distill_ewt.json (written by `spacy project run bench-distill`) and
 prints each target with the measured figures and whether it is met, so the claims in the
@@ -9,7 +9,7 @@ Speeds are compared only between rows benched on the same date: a session may ge
 different machine, so words/s from two bench runs on different days are not comparable
 (the rows of one bench-distill run share a date).
 
-Usage: python benchmarks/summarize_distill.py [RESULTS.json] [--output CHECKS.json]
+Usage: python benchmarks/run.py summarize_distill [RESULTS.json] [--output CHECKS.json]
 """
 import argparse
 import json

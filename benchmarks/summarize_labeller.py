@@ -1,18 +1,15 @@
-"""Check the LD-Net study's targets (issue 5) against its results files.
+"""Check the LD-Net study's targets against its results files.
 
 Reads benchmarks/results/ner_conll03.json and chunk_conll00.json (written by
 `spacy project run ner-bench` or `chunk-bench`) and prints each target with the measured figures and
 whether it is met, so the claims in the docs come from the JSON alone. With --output,
 the checks are also written as JSON.
 
-Usage: python benchmarks/summarize_labeller.py [RESULTS.json ...] [--output CHECKS.json]
+Usage: python benchmarks/run.py summarize_labeller [RESULTS.json ...] [--output CHECKS.json]
 """
-import sys
-from pathlib import Path
 from typing import Dict, List
 
-sys.path.insert(0, str(Path(__file__).parent))
-import target_checks  # noqa: E402  (benchmarks/ is not a package)
+from benchmarks import target_checks
 
 # The issue's pruning target: at least this share of the LM's FLOPs gone ...
 MIN_FLOPS_CUT = 0.80

@@ -1,4 +1,4 @@
-"""Check issue 21's targets for a transformer pipeline distilled into CPU pipelines.
+"""Check the pipeline-distillation targets for a transformer pipeline distilled into CPU pipelines.
 
 Reads benchmarks/results/pipeline_ewt.json (LAS; `spacy project run pipeline-bench`)
 and/or ner_distill_conll03.json (F1; `ner-distill-bench`) and prints, from the rows
@@ -8,14 +8,11 @@ targets, each met if any student meets both halves: >= baseline + 2.0 at >= 1.0x
 words/s, and (parsing) within 2.0 of the teacher at >= 15x the teacher's words/s. Speeds are compared only
 between rows benched on the same date (one bench run).
 
-Usage: python benchmarks/summarize_pipeline.py [RESULTS.json ...] [--output CHECKS.json]
+Usage: python benchmarks/run.py summarize_pipeline [RESULTS.json ...] [--output CHECKS.json]
 """
-import sys
-from pathlib import Path
 from typing import Callable, Dict, List
 
-sys.path.insert(0, str(Path(__file__).parent))
-from target_checks import collector, main  # noqa: E402  (benchmarks/ is not a package)
+from benchmarks.target_checks import collector, main
 
 BASELINES = {"pipeline": "spacy-cnn-gold", "ner": "spacy-ner-gold"}
 METRICS = {"pipeline": "las", "ner": "f1"}

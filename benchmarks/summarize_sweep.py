@@ -2,19 +2,19 @@
 score spaCy selected model-best by, never the evaluation set), size on disk and
 training cost, as a JSON list; the candidate with the best held-out score is marked.
 
-Usage: python benchmarks/summarize_sweep.py TRAINING_DIR NAME [NAME ...] -o OUT.json
+Usage: python benchmarks/run.py summarize_sweep TRAINING_DIR NAME [NAME ...] -o OUT.json
            [--score cats_score] [--max-disk-bytes N] [--report-eval EVAL.spacy]
            [--heldout HELDOUT.spacy]
 Each NAME is a directory of TRAINING_DIR holding model-best/ and train_cost.json
-(scripts/timed.py); --score names the dev score of meta.json's "performance" (ents_f
+(benchmarks/timed.py); --score names the dev score of meta.json's "performance" (ents_f
 for NER, spans_chunks_f for chunking). --report-eval also records each candidate's score
 on an evaluation set (``eval_score``), for the record only: the choice never reads it.
---max-disk-bytes leaves larger candidates out of the choice (issue 22: the DAN <= 30 MB).
+--max-disk-bytes leaves larger candidates out of the choice (the DAN: <= 30 MB).
 --heldout scores every candidate on that held-out file instead of reading meta.json:
 for candidates made without training (a pruned copy's meta.json still holds the score of
 the model it was cut from).
 Used by `spacy project run textcat-default-sweep`
-and `labeller-default-sweep` (issue 22).
+and `labeller-default-sweep`.
 """
 import argparse
 import datetime
@@ -27,6 +27,7 @@ import spacy
 import srsly
 from spacy.training import Corpus
 
+from benchmarks.rows import command_line
 from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.bench import disk_bytes
 
@@ -106,7 +107,7 @@ def main(argv: Sequence[str]) -> None:
             row["eval_score"] = eval_score(args.training / row["candidate"] / "model-best", args.report_eval, args.score)
             row["eval_data"] = str(args.report_eval)
     stamp = {
-        "command": " ".join(["python", "benchmarks/summarize_sweep.py", *argv]),
+        "command": command_line(),
         "date": datetime.date.today().isoformat(),
         "cores": os.cpu_count(),
     }

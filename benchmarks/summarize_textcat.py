@@ -1,19 +1,16 @@
-"""Check the text classification targets (the study's, issue 4; the CPU-first defaults',
-issue 22) against the results files.
+"""Check the text classification targets (the study's and the CPU-first
+defaults') against the results files.
 
 Reads benchmarks/results/textcat_sst2.json and textcat_trec.json (written by
 `spacy project run bench-textcat`) and prints each target with the measured figures and
 whether it is met, so the claims in the docs come from the JSON and nothing else. With
 --output, the checks are also written as JSON.
 
-Usage: python benchmarks/summarize_textcat.py [RESULTS.json ...] [--output CHECKS.json]
+Usage: python benchmarks/run.py summarize_textcat [RESULTS.json ...] [--output CHECKS.json]
 """
-import sys
-from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-sys.path.insert(0, str(Path(__file__).parent))
-import target_checks  # noqa: E402  (benchmarks/ is not a package)
+from benchmarks import target_checks
 
 BATCH = "1000"  # the issue's throughput targets are at batch 1000
 
@@ -44,13 +41,13 @@ def speed_target(row: Dict, base: Dict, minimum: float, ratio_format: str) -> Tu
     return ratio >= minimum, f"{speed(row):,.0f} vs {speed(base):,.0f} docs/s ({ratio:{ratio_format}}x)"
 
 
-MAX_DISK_BYTES = 30_000_000  # issue 22: <= 30 MB on disk
+MAX_DISK_BYTES = 30_000_000  # the CPU-first default: <= 30 MB on disk
 SCRATCH = ("dan-default", "ngram-linear")  # greenkd_textcat from scratch: the DAN, the linear bag
 DISTILLED = ("dan-kd-default", "dan-kd-ft-default", "linear-kd-default")
 
 
 def cpu_first_checks(task: str, by: Dict[str, Dict]) -> List[Dict]:
-    """Issue 22's targets: from scratch >= spaCy's BOW accuracy at >= 1.5x its docs/s
+    """The CPU-first defaults' targets: from scratch >= spaCy's BOW accuracy at >= 1.5x its docs/s
     and <= 30 MB; distilled >= the better of BOW and TF-IDF + 2. A speed is compared
     only with a BOW row of the same bench day (rows of another run are not comparable)."""
     checks, add = target_checks.collector(task)

@@ -11,7 +11,7 @@ initialized, untrained MiniLM-L6 textcat teacher (speed does not depend on the w
 The sentences: lines --skip .. --skip + --docs of --text (default: the SST-2 transfer
 set, whose IMDB sentences vary in length).
 
-Usage: python benchmarks/teacher_batch_order.py [--teacher PATH] [--text FILE.txt.gz]
+Usage: python benchmarks/run.py teacher_batch_order [--teacher PATH] [--text FILE.txt.gz]
            [--docs 1000] [--skip 100000] [--rounds 2]
 Pause other CPU work while it runs.
 """
@@ -34,9 +34,9 @@ from greenkd_spacy.data.text_corpus import iter_texts  # noqa: E402
 from greenkd_spacy.distillation.adapters import distillable  # noqa: E402
 from greenkd_spacy.distillation.worker import RecordMaker  # noqa: E402
 
+from benchmarks.annotate_throughput import make_teacher  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from annotate_throughput import make_teacher  # noqa: E402
 
 
 def main(argv=None) -> dict:

@@ -2,7 +2,7 @@
 the labeled sets and the distillation transfer set. The training and bench stages are
 project.yml commands; this holds what differs between the tasks.
 
-Usage: python benchmarks/textcat_data.py TASK STAGE [--data DIR] [options]
+Usage: python benchmarks/run.py textcat_data TASK STAGE [--data DIR] [options]
   TASK:  sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
   STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy; sst2 also test.spacy, SST's labeled test split)
          transfer (corpus/TASK/transfer.txt.gz)

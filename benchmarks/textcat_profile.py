@@ -1,4 +1,4 @@
-"""Where a text classifier's time goes, stage by stage, beside spaCy's BOW (issue 22).
+"""Where a text classifier's time goes, stage by stage, beside spaCy's BOW.
 
 The textcat bench times raw text to label. When the DAN misses its speed target against
 spaCy's bag-of-words textcat, this says why: each pipeline's pass is split into the
@@ -10,7 +10,7 @@ rounds over the same texts, best round each. It also states the ceiling the toke
 puts on any speed ratio: if a classifier's own work cost nothing, its docs/s would be
 (tokenizer + BOW's own work) / tokenizer times BOW's.
 
-Usage: python benchmarks/textcat_profile.py DAN_MODEL BOW_MODEL DATA.spacy
+Usage: python benchmarks/run.py textcat_profile DAN_MODEL BOW_MODEL DATA.spacy
            [--rounds 5] [--batch-size 1000] [--min-docs 10000] [--output RESULT.json]
 """
 import argparse

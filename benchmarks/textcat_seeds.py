@@ -2,20 +2,20 @@
 
 SST-2's GLUE dev set has 872 sentences: one sentence is 0.11 points, and retraining the
 same system with another seed moves its accuracy by about a point. One model of each
-system (issue 22's rows) can therefore not tell a 1-2 point gap from noise. This scores
+system (one row each) can therefore not tell a 1-2 point gap from noise. This scores
 every seed's model-best of each system on each evaluation set (raw text in, the whole
 pipeline, as greenkd-bench-textcat scores a row), reports per system the mean, spread
 and range of accuracy and macro-F1, and judges each system against the first by a
 paired bootstrap over docs: each resample draws the same docs for every seed of both
 systems and compares the systems' mean accuracy over their seeds.
 
-Usage: python benchmarks/textcat_seeds.py --system NAME MODEL [MODEL ...]
+Usage: python benchmarks/run.py textcat_seeds --system NAME MODEL [MODEL ...]
            [--system NAME MODEL [MODEL ...] ...] --data NAME=PATH.spacy [--data ...]
            [--data-if-present NAME=PATH.spacy]
            [--samples 10000] [--seed 0] -o OUT.json
 The first --system is A, each other one B; "B - A" is reported with its 95 % interval
 and the share of resamples in which A scores at least B (``comparisons``). Each MODEL is a model-best
-directory; its training cost is read from train_cost.json beside it (scripts/timed.py)
+directory; its training cost is read from train_cost.json beside it (benchmarks/timed.py)
 and its held-out score from its meta.json (what spaCy chose it by).
 Speed is not measured here: greenkd-bench-textcat times one model of each system in one
 run (bench-textcat-defaults).
@@ -25,14 +25,15 @@ import datetime
 import os
 import sys
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy
 import spacy
 import srsly
 
 from greenkd_spacy.atomic import atomic_write_json
-from greenkd_spacy.bench import add_train_cost, class_scores, macro_f1, one_thread, predicted_labels
+from benchmarks.rows import add_train_cost, command_line
+from greenkd_spacy.bench import class_scores, macro_f1, one_thread, predicted_labels
 from greenkd_spacy.data.corpus import load_docs
 
 
@@ -46,7 +47,7 @@ def read_gold(path: Path) -> Tuple[List[str], List[str]]:
 
 def model_record(model: Path) -> dict:
     """The held-out score spaCy chose the model by and its training cost (the bench rows'
-    fields, from scripts/timed.py's train_cost.json beside it), where recorded."""
+    fields, from benchmarks/timed.py's train_cost.json beside it), where recorded."""
     record: dict = {"model": str(model)}
     meta = model / "meta.json"
     if meta.exists():
@@ -89,7 +90,7 @@ def paired_bootstrap(correct_a: numpy.ndarray, correct_b: numpy.ndarray, samples
     }
 
 
-def main() -> int:
+def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--system", nargs="+", action="append", required=True, metavar=("NAME", "MODEL"),
                         help="a system's name and its model-best directories, one per seed (two or more systems; the first is the baseline)")
@@ -100,7 +101,7 @@ def main() -> int:
     parser.add_argument("--samples", type=int, default=10000)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("-o", "--output", type=Path, required=True)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if len(args.system) < 2 or any(len(group) < 2 for group in args.system):
         parser.error("give --system NAME MODEL [MODEL ...] at least twice (the baseline A first)")
     datasets: Dict[str, Path] = {}
@@ -160,7 +161,7 @@ def main() -> int:
             result["comparisons"].append(comparison)
             print(f"{data_name}: {name_b} - {name_a} = {comparison['b_minus_a']} {comparison['interval_95']}")
     result.update({
-        "command": "python " + " ".join(sys.argv),
+        "command": command_line(),
         "date": datetime.date.today().isoformat(),
         "cores": os.cpu_count(),
         "threads": 1,

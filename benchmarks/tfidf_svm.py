@@ -2,13 +2,13 @@
 (word 1-2-grams, sublinear tf) + LinearSVC, trained and timed the way the spaCy rows are.
 
 Why: a DAN or a spaCy BOW model that does not beat a linear SVM trained in seconds is
-not worth its training CPU (issue 22). The row is timed as `greenkd-bench-textcat`
+not worth its training CPU. The row is timed as `greenkd-bench-textcat`
 times a pipeline: raw strings to labels (sklearn's own tokenizer), one thread, the test
 texts repeated to at least --min-docs per pass, the best of --repeats passes at each
 batch size; the training wall and CPU seconds are measured around `fit`. The fitted
 model is pickled beside the results so its size on disk is comparable.
 
-Usage: python benchmarks/tfidf_svm.py TRAIN.spacy TEST.spacy --output RESULT.json
+Usage: python benchmarks/run.py tfidf_svm TRAIN.spacy TEST.spacy --output RESULT.json
            [--system tfidf-svm] [--model-dir training/TASK/tfidf-svm]
 """
 import argparse
@@ -25,7 +25,8 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import LinearSVC
 
-from greenkd_spacy.bench import class_scores, disk_bytes, macro_f1, one_thread, repeated_texts, stamp, write_row
+from benchmarks.rows import stamp, write_row
+from greenkd_spacy.bench import class_scores, disk_bytes, macro_f1, one_thread, repeated_texts
 from greenkd_spacy.data.corpus import load_docs
 
 

@@ -4,7 +4,8 @@ Why: `spacy train` does not report what a training cost (time, peak memory); the
 distillation study compares
 training cost of Base-x and D-x, so every training is run through this wrapper.
 
-Usage: python scripts/timed.py OUT.json [--merge RUN.json] -- COMMAND [ARGS...]
+Usage: python benchmarks/run.py timed OUT.json [--merge RUN.json] -- COMMAND [ARGS...]
+       (or, from the repository root, python -m benchmarks.timed ...)
 
 --merge adds the keys of a JSON file the command wrote (greenkd.train_budget.v1's
 report: steps run, budget, whether the budget stopped it) to the record.
@@ -18,7 +19,7 @@ import time
 
 
 def main(argv: list) -> int:
-    usage_line = "usage: python scripts/timed.py OUT.json [--merge RUN.json] -- COMMAND [ARGS...]"
+    usage_line = "usage: python benchmarks/run.py timed OUT.json [--merge RUN.json] -- COMMAND [ARGS...]"
     merge = None
     if len(argv) >= 3 and argv[1] == "--merge":
         merge, argv = argv[2], argv[:1] + argv[3:]

@@ -3,7 +3,7 @@
 low-resource languages": a sentence cut down to its root and some of the root's
 dependents is still a well-formed tree with the same heads and labels).
 
-An exploration for issue 22's small-treebank miss (Tamil-TTB, 400 training sentences):
+An exploration for the parser default's small-treebank miss (Tamil-TTB, 400 training sentences):
 the copies are made once, with a fixed seed, and trained on with the shipped config
 unchanged (`--paths.train` pointing at the output), so the probe needs no reader
 change. Each sentence whose root has at least two dependents that are not punctuation
@@ -12,7 +12,7 @@ least one kept and at least one dropped); of the root's punctuation, only its fi
 punctuation dependent after the last kept word is kept (so a crop may end on a comma:
 7 of Tamil-TTB's 379), the rest is dropped.
 
-Usage: python benchmarks/tree_crop.py TRAIN.spacy OUT.spacy [--copies 1] [--seed 0]
+Usage: python benchmarks/run.py tree_crop TRAIN.spacy OUT.spacy [--copies 1] [--seed 0]
 """
 import argparse
 import random

@@ -1,5 +1,5 @@
 """greenkd.train_budget.v1 ends `spacy train` after a wall-clock budget the way any run
-ends (model-last saved, model-best kept, exit status 0), and scripts/timed.py records
+ends (model-last saved, model-best kept, exit status 0), and benchmarks/timed.py records
 the steps and the budget beside the run's cost."""
 import subprocess
 import sys
@@ -11,7 +11,7 @@ import srsly
 from spacy.cli.init_config import init_config
 from spacy.tokens import DocBin
 
-from greenkd_spacy.bench import add_train_cost
+from benchmarks.rows import add_train_cost
 from greenkd_spacy.training.budget import create_train_budget
 
 ROOT = Path(__file__).parent.parent
@@ -41,7 +41,7 @@ def _tagger_setup(tmp_path: Path) -> Path:
 def _train(tmp_path: Path, *overrides: str) -> subprocess.CompletedProcess:
     config = _tagger_setup(tmp_path)
     command = [
-        sys.executable, str(ROOT / "scripts" / "timed.py"), str(tmp_path / "cost.json"),
+        sys.executable, str(ROOT / "benchmarks" / "run.py"), "timed", str(tmp_path / "cost.json"),
         "--merge", str(tmp_path / "run.json"), "--",
         sys.executable, "-m", "spacy", "train", str(config), "--output", str(tmp_path / "out"),
         "--training.before_update.report", str(tmp_path / "run.json"), *overrides,

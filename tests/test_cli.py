@@ -1,4 +1,4 @@
-"""Commands: --help explains, and a tiny real run writes a result row."""
+"""Commands: --help explains, and a tiny real run writes its measurement."""
 import srsly
 from typer.testing import CliRunner
 
@@ -23,29 +23,51 @@ def test_bench_parser_help_explains():
 
 def test_bench_parser_tiny_run(tmp_path):
     save_trained_parser(tmp_path, "test.spacy")
-    out = tmp_path / "results.json"
+    out = tmp_path / "measurement.json"
     args = [
         "bench-parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"),
-        "--system", "tiny", "--gold-pos", "--repeats", "1", "--min-words", "100", "--output", str(out),
+        "--gold-pos", "--repeats", "1", "--min-words", "100", "--output", str(out),
     ]
     result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    (row,) = srsly.read_json(out)
-    assert row["system"] == "tiny"
+    row = srsly.read_json(out)
+    assert row["model"] == str(tmp_path / "model") and row["data"] == str(tmp_path / "test.spacy")
     assert row["las"] == 100.0 and row["uas"] == 100.0
     assert row["words"] == 12 and row["words_per_second"] > 0
     assert row["timed_words"] == 108  # 9 whole copies: the first to reach --min-words 100
     assert row["params"] > 0 and row["disk_bytes"] > 0
     assert 0.0 <= row["mst_share_of_parse_time"] <= 1.0
+
+
+def test_a_study_row_of_the_parser_bench(tmp_path):
+    """benchmarks/bench.py: the package's measurement, named and costed as a results row;
+    the command's own options pass through."""
+    from benchmarks.bench import main as bench_row
+
+    save_trained_parser(tmp_path, "test.spacy")
+    out = tmp_path / "results.json"
+    srsly.write_json(tmp_path / "cost.json", {"wall_seconds": 3.0, "cpu_seconds": 5.0, "max_rss_mb": 100.0})
+    args = [
+        "parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"), "--system", "tiny",
+        "--gold-pos", "--repeats", "1", "--min-words", "100", "-o", str(out), "--train-cost", str(tmp_path / "cost.json"),
+    ]
+    bench_row(args)
+    (row,) = srsly.read_json(out)
+    assert row["system"] == "tiny"
+    assert row["las"] == 100.0 and row["uas"] == 100.0 and row["timed_words"] == 108
+    assert row["train_cpu_seconds"] == 5.0 and row["cores"] >= 1 and row["date"]
     # rerunning replaces the row of the same system
-    assert runner.invoke(app, args).exit_code == 0
+    bench_row(args)
     assert len(srsly.read_json(out)) == 1
+    # a system not trained in this run is skipped, if asked to
+    bench_row(["parser", str(tmp_path / "nope"), str(tmp_path / "test.spacy"), "--system", "x", "-o", str(out), "--skip-missing"])
+    assert [r["system"] for r in srsly.read_json(out)] == ["tiny"]
 
 
 def test_bench_parser_missing_data_is_a_clear_error(tmp_path):
     save_trained_parser(tmp_path, "test.spacy")
     result = runner.invoke(
-        app, ["bench-parser", str(tmp_path / "model"), str(tmp_path / "nope.spacy"), "--system", "x"]
+        app, ["bench-parser", str(tmp_path / "model"), str(tmp_path / "nope.spacy")]
     )
     assert result.exit_code == 1
     assert "E004" in result.output and "nope.spacy" in result.output
@@ -58,7 +80,7 @@ def test_bench_parser_names_an_empty_or_corrupt_file(tmp_path):
     (tmp_path / "empty.spacy").write_bytes(b"")
     DocBin().to_disk(tmp_path / "no-docs.spacy")
     for name, code in (("empty.spacy", "E043"), ("no-docs.spacy", "E044")):
-        args = ["bench-parser", str(tmp_path / "model"), str(tmp_path / name), "--system", "x"]
+        args = ["bench-parser", str(tmp_path / "model"), str(tmp_path / name)]
         result = runner.invoke(app, args)
         assert result.exit_code == 1, result.output
         assert code in result.output and name in result.output

@@ -39,7 +39,7 @@ def test_compacted_parser_is_half_the_size_and_parses_the_same(tmp_path):
     ])
     assert result.exit_code == 0, result.output
     assert "greenkd_parser" in result.output and "dep_las" in result.output
-    (record,) = srsly.read_json(tmp_path / "compact.json")
+    record = srsly.read_json(tmp_path / "compact.json")
     assert record["scores_after"]["dep_las"] == record["scores_before"]["dep_las"]
     full = disk_bytes(tmp_path / "model" / "greenkd_parser")
     small = disk_bytes(tmp_path / "small" / "greenkd_parser")
@@ -163,3 +163,17 @@ def test_compact_output_must_be_new(tmp_path):
     assert again.exit_code == 0, again.output
     dtype = runner.invoke(app, ["compact", str(tmp_path / "model"), str(tmp_path / "x"), "--dtype", "int8"])
     assert dtype.exit_code == 1 and "not supported" in dtype.output
+
+
+def test_a_study_row_of_a_compaction(tmp_path):
+    """benchmarks/bench.py compact: the record as a results row named by the input (the
+    row of the same input replaced), with no test set scored on."""
+    from benchmarks.bench import main as bench_row
+
+    save_trained_parser(tmp_path, "train.spacy")
+    out = tmp_path / "compact.json"
+    for _ in range(2):
+        bench_row(["compact", str(tmp_path / "model"), str(tmp_path / "small"), "--overwrite", "-o", str(out)])
+    (row,) = srsly.read_json(out)
+    assert row["system"] == str(tmp_path / "model") and row["data"] is None
+    assert row["disk_bytes_after"] < row["disk_bytes_before"] and row["cores"] >= 1

@@ -1,6 +1,5 @@
-"""The default sweeps (issue 22): every candidate is a valid override of the
+"""The default sweeps: every candidate is a valid override of the
 shipped config, and the sweep table chooses by the dev score it is told to."""
-import sys
 from pathlib import Path
 
 import pytest
@@ -9,11 +8,9 @@ import srsly
 from spacy.cli._util import parse_config_overrides
 from spacy.util import load_config
 
-ROOT = Path(__file__).parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from benchmarks import default_sweep, summarize_sweep
 
-import default_sweep  # noqa: E402
-import summarize_sweep  # noqa: E402
+ROOT = Path(__file__).parent.parent
 
 
 def overrides_of(command):
@@ -167,7 +164,7 @@ def test_a_candidate_whose_training_file_is_not_made_yet_says_how_to_make_it(mon
     entry = default_sweep.CONFIG_CANDIDATES["lean-crop"]
     missing = {**entry, "overrides": {**entry["overrides"], "paths.train": str(tmp_path / "crop.spacy")}}
     monkeypatch.setitem(default_sweep.CONFIG_CANDIDATES, "lean-crop", missing)
-    with pytest.raises(SystemExit, match="benchmarks/tree_crop.py"):
+    with pytest.raises(SystemExit, match="run.py tree_crop"):
         default_sweep.missing_input("lean-crop")
     (tmp_path / "crop.spacy").write_bytes(b"")
     default_sweep.missing_input("lean-crop")

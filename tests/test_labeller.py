@@ -166,10 +166,12 @@ def test_distil_chunker_student_from_chunker_teacher(tmp_path):
 
 def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_path):
     """The study's path as a user runs it: spacy train (LD-Net config with an LM), the
-    layer-selection config sourcing it, greenkd-prune-lm, greenkd-bench-labeller."""
+    layer-selection config sourcing it, greenkd-prune-lm, greenkd-bench-labeller (as a
+    study's results row)."""
     from spacy.cli.train import train as train_cli
     from typer.testing import CliRunner
 
+    from benchmarks.bench import main as bench_row
     from greenkd_spacy.cli.app import app
 
     nlp = spacy.blank("en")
@@ -196,14 +198,12 @@ def test_ldnet_configs_select_prune_and_bench_from_the_command_line(lm_dir, tmp_
     pruned = spacy.load(tmp_path / "pruned").get_pipe("greenkd_ner")
     assert sum(len(g) for g in pruned.lm_gates().values()) <= 2
     out = tmp_path / "results.json"
-    result = runner.invoke(app, ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "ldnet-pruned", "-o", str(out), "--repeats", "1", "--min-words", "0"])
-    assert result.exit_code == 0, result.output
+    bench_row(["labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "ldnet-pruned", "-o", str(out), "--repeats", "1", "--min-words", "0"])
     row = json.loads(out.read_text())[0]
     assert row["system"] == "ldnet-pruned" and 0 < row["lm_flops_per_token"] and row["words_per_second"] > 0
     assert 0 <= row["f1"] <= 100 and row["cores"] >= 1
     # A small test set is timed over whole copies of itself; the score is the same.
-    args = ["bench-labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "copies", "-o", str(out), "--repeats", "1", "--min-words", "500"]
-    assert runner.invoke(app, args).exit_code == 0
+    bench_row(["labeller", str(tmp_path / "pruned"), str(tmp_path / "train.spacy"), "--system", "copies", "-o", str(out), "--repeats", "1", "--min-words", "500"])
     copies = json.loads(out.read_text())[1]
     assert copies["f1"] == row["f1"] and copies["timed_words"] >= 500 and copies["timed_words"] % copies["words"] == 0
 
@@ -256,12 +256,8 @@ def test_training_without_layer_selection_runs_no_backward_through_the_lm(lm_dir
 
 def test_ldnet_profile_splits_prediction_time_and_leaves_the_model_as_it_was(lm_dir):
     """benchmarks/ldnet_profile.py times each part of one pass and removes its hooks."""
-    import importlib.util
-    from pathlib import Path
+    from benchmarks import ldnet_profile as profile
 
-    spec = importlib.util.spec_from_file_location("ldnet_profile", Path(__file__).parent.parent / "benchmarks/ldnet_profile.py")
-    profile = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(profile)
     nlp, _ = train_ner(steps=20, lm_path=lm_dir / "out/model-best")
     docs = [nlp.make_doc(t) for t, _ in TEXTS] * 4
     before = [[(e.text, e.label_) for e in d.ents] for d in nlp.pipe([nlp.make_doc(t) for t, _ in TEXTS])]

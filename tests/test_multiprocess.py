@@ -14,11 +14,9 @@ import pytest
 
 SCRIPT = textwrap.dedent(
     """
-    import sys
-    sys.path.insert(0, {tests!r})
     import spacy, torch
     from spacy.training import Example
-    from util import make_examples, train
+    from tests.util import make_examples, train
 
     torch.set_num_threads(2)  # the default on a 2-core machine, set for any machine
     torch.ones(4_000_000).sum()  # the parent's thread pool is in use before the fork
@@ -50,10 +48,12 @@ SCRIPT = textwrap.dedent(
 @pytest.mark.slow
 def test_two_processes_under_default_threads_do_not_hang(tmp_path: Path):
     script = tmp_path / "pipe_two_processes.py"
-    script.write_text(SCRIPT.format(tests=str(Path(__file__).parent)))
+    script.write_text(SCRIPT.format())
+    # The repository root on the path, for tests.util (the fresh interpreter runs the
+    # script from tmp_path).
     result = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, timeout=300,
-        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"},
+        env={"PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(Path(__file__).parent.parent)},
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().endswith("ok")

@@ -1,16 +1,10 @@
 """benchmarks/paired_bootstrap.py: how sure a LAS difference on a small test set is."""
-import importlib.util
-from pathlib import Path
-
 import numpy
 import spacy
 from spacy.tokens import Doc
 from spacy.training import Example
 
-SCRIPT = Path(__file__).parent.parent / "benchmarks" / "paired_bootstrap.py"
-spec = importlib.util.spec_from_file_location("paired_bootstrap", SCRIPT)
-paired_bootstrap = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(paired_bootstrap)
+from benchmarks import paired_bootstrap
 
 
 def test_sentence_counts_score_as_spacys_parser_scorer():

@@ -18,7 +18,7 @@ def test_project_commands_are_timed_and_declare_outputs():
         for line in command["script"]:
             assert not line.startswith(("bash ", "sh ")), f"{name}: {line}"
             if " -m spacy train " in line:
-                assert line.startswith("python scripts/timed.py "), f"{name} trains without scripts/timed.py: {line}"
+                assert line.startswith("python benchmarks/run.py timed "), f"{name} trains without benchmarks/timed.py: {line}"
 
 
 def test_no_stage_scripts_left():
@@ -26,7 +26,7 @@ def test_no_stage_scripts_left():
 
 
 def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
-    """scripts/continue_run.py: the copy resumes with the cost the source had reached
+    """benchmarks/continue_run.py: the copy resumes with the cost the source had reached
     (taken from its summary where its state predates carried costs); the source is
     untouched, and its cost file is not copied (it would be taken for the new segment's)."""
     import json
@@ -38,8 +38,8 @@ def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
     (source / "model-last" / "distill_state.json").write_text(json.dumps({"step": 6000, "history": []}))
     (source / "distill_summary.json").write_text(json.dumps({"training": {"steps": 6000, "wall_seconds": 953.2, "cpu_seconds": 1650.8}}))
     (source / "train_cost.json").write_text("{}")
-    script = str(ROOT / "scripts" / "continue_run.py")
-    result = subprocess.run([sys.executable, script, str(source), str(tmp_path / "long")], capture_output=True, text=True)
+    script = [sys.executable, str(ROOT / "benchmarks" / "run.py"), "continue_run"]
+    result = subprocess.run([*script, str(source), str(tmp_path / "long")], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     state = json.loads((tmp_path / "long" / "model-last" / "distill_state.json").read_text())
     assert (state["step"], state["wall_seconds"], state["cpu_seconds"]) == (6000, 953.2, 1650.8)
@@ -48,10 +48,10 @@ def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
     assert not (tmp_path / "long" / "train_cost.json").exists()
     # A summary of another step is not this state's cost.
     (source / "distill_summary.json").write_text(json.dumps({"training": {"steps": 5000, "wall_seconds": 1.0}}))
-    other = subprocess.run([sys.executable, script, str(source), str(tmp_path / "other")], check=True, capture_output=True, text=True)
+    other = subprocess.run([*script, str(source), str(tmp_path / "other")], check=True, capture_output=True, text=True)
     assert "its own training time only" in other.stdout
     assert "wall_seconds" not in json.loads((tmp_path / "other" / "model-last" / "distill_state.json").read_text())
-    missing = subprocess.run([sys.executable, script, str(tmp_path / "nothing"), str(tmp_path / "x")], capture_output=True, text=True)
+    missing = subprocess.run([*script, str(tmp_path / "nothing"), str(tmp_path / "x")], capture_output=True, text=True)
     assert missing.returncode == 2 and "not a finished" in missing.stderr
 
 

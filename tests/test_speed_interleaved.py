@@ -7,7 +7,7 @@ from pathlib import Path
 import spacy
 from spacy.tokens import DocBin
 
-SCRIPT = Path(__file__).parent.parent / "benchmarks" / "speed_interleaved.py"
+LAUNCHER = Path(__file__).parent.parent / "benchmarks" / "run.py"
 
 
 def _pipelines(tmp_path):
@@ -24,7 +24,7 @@ def _pipelines(tmp_path):
 
 
 def _run(tmp_path, *args):
-    return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    return subprocess.run([sys.executable, str(LAUNCHER), "speed_interleaved", *args], capture_output=True, text=True, cwd=tmp_path, timeout=300)
 
 
 def test_ratios_are_against_the_named_baseline_and_appended(tmp_path):

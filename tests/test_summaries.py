@@ -1,19 +1,9 @@
 """The studies' target checks read the results rows and nothing else."""
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(name, Path(__file__).parent.parent / f"benchmarks/{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-summarize = _load("summarize_distill")
+from benchmarks import summarize_distill as summarize
 
 
 def test_checks_follow_the_rows():
@@ -54,7 +44,8 @@ def test_speeds_are_compared_only_within_one_bench_run():
 
 
 def test_labeller_checks_follow_the_rows():
-    labeller = _load("summarize_labeller")
+    from benchmarks import summarize_labeller as labeller
+
     rows = [
         {"system": "ldnet", "f1": 81.0, "words_per_second": 3000, "lm_flops_per_token": 1000},
         {"system": "ldnet-pruned", "f1": 80.6, "words_per_second": 9000, "lm_flops_per_token": 150},
@@ -76,7 +67,7 @@ def test_resumed_distillation_counts_training_twice_and_the_teacher_once(tmp_pat
     """`--distill-summary` repeated for a run resumed with more steps."""
     import srsly
 
-    from greenkd_spacy.bench import add_distill_cost
+    from benchmarks.rows import add_distill_cost
 
     annotation = {"greenkd_parser": {"cpu_seconds": 700.0}}
     srsly.write_json(tmp_path / "a.json", {"annotation": annotation, "training": {"cpu_seconds": 3000.0, "steps": 3000}})
@@ -109,7 +100,7 @@ def test_fine_tuning_after_distillation_adds_its_training_cost(tmp_path):
     file adds its own seconds; the distill run's own cost file adds only its peak."""
     import srsly
 
-    from greenkd_spacy.bench import add_train_cost
+    from benchmarks.rows import add_train_cost
 
     srsly.write_json(tmp_path / "kd.json", {"command": "python -m spacy distill T c.cfg out", "wall_seconds": 900.0, "cpu_seconds": 1700.0, "max_rss_mb": 7000.0})
     srsly.write_json(tmp_path / "ft.json", {"command": "python -m spacy train ft.cfg --output o", "wall_seconds": 20.0, "cpu_seconds": 25.0, "max_rss_mb": 1400.0})
@@ -127,7 +118,7 @@ def test_fine_tuning_after_distillation_adds_its_training_cost(tmp_path):
 def test_resumed_teacher_pass_with_estimated_cpu_is_flagged(tmp_path):
     import srsly
 
-    from greenkd_spacy.bench import add_distill_cost
+    from benchmarks.rows import add_distill_cost
 
     info = {"cpu_seconds": 900.0, "wall_seconds": 500.0, "cpu_seconds_complete": True,
             "earlier_runs": {"shards": 3, "cpu_estimated_shards": 3}}
@@ -147,7 +138,7 @@ def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
     per component naming the same pass, which costs once, not three times."""
     import srsly
 
-    from greenkd_spacy.bench import add_distill_cost
+    from benchmarks.rows import add_distill_cost
 
     shared = {"cpu_seconds": 500.0, "wall_seconds": 300.0, "components": ["tagger", "morphologizer", "parser"]}
     annotation = {name: dict(shared) for name in shared["components"]}
@@ -162,7 +153,7 @@ def test_one_teacher_pass_for_a_pipeline_student_is_counted_once(tmp_path):
 def test_the_teacher_pass_peak_memory_is_kept_apart_from_the_process_peak(tmp_path):
     import srsly
 
-    from greenkd_spacy.bench import add_distill_cost
+    from benchmarks.rows import add_distill_cost
 
     annotation = {"ner": {"cpu_seconds": 5.0, "max_rss_mb": 3000.0}}
     srsly.write_json(tmp_path / "s.json", {"annotation": annotation, "training": {"cpu_seconds": 1.0, "max_rss_mb": 2000.0}})
@@ -185,7 +176,7 @@ def test_a_distilled_rows_peak_memory_comes_with_its_times(tmp_path):
     the teacher pass into the training's."""
     import srsly
 
-    from greenkd_spacy.bench import add_distill_cost, add_train_cost
+    from benchmarks.rows import add_distill_cost, add_train_cost
 
     annotation = {"tagger": {"cpu_seconds": 50.0, "wall_seconds": 40.0, "max_rss_mb": 900.0}}
     training = {"cpu_seconds": 10.0, "wall_seconds": 8.0, "steps": 5, "max_rss_mb": 1200.0}
@@ -223,14 +214,26 @@ def test_a_row_records_the_command_that_reruns_it(monkeypatch, argv, expected):
     """A result row's `command` is what a user types again: a script run as
     `python benchmarks/X.py` keeps its path (it was once recorded as `python -m
     greenkd_spacy ...`, which runs something else)."""
-    from greenkd_spacy.bench import command_line
+    from benchmarks.rows import command_line
 
     monkeypatch.setattr(sys, "argv", argv)
     assert command_line() == expected
 
 
+def test_a_row_made_through_the_launcher_records_the_launcher(monkeypatch):
+    """A lab module run by benchmarks/run.py cannot run as `python benchmarks/X.py`: its
+    rows name the launcher as it was typed, and the module."""
+    import benchmarks
+    from benchmarks.rows import command_line
+
+    monkeypatch.setattr(benchmarks, "launched_as", ["../../benchmarks/run.py", "bench"])
+    monkeypatch.setattr(sys, "argv", ["/x/benchmarks/bench.py", "parser", "m", "a b.spacy"])
+    assert command_line() == "python ../../benchmarks/run.py bench parser m 'a b.spacy'"
+
+
 def test_pipeline_checks_report_the_gap_share_and_compare_speed_within_one_run():
-    pipeline = _load("summarize_pipeline")
+    from benchmarks import summarize_pipeline as pipeline
+
     rows = [
         {"system": "teacher-trf", "las": 86.0, "words_per_second": 300, "date": "d"},
         {"system": "student-greenkd", "las": 85.0, "words_per_second": 9000, "date": "d"},
@@ -258,9 +261,10 @@ def test_pipeline_checks_report_the_gap_share_and_compare_speed_within_one_run()
 
 
 def test_textcat_cpu_first_checks_follow_the_rows():
-    """Issue 22's text classification targets: accuracy, speed (same bench day only) and
+    """The text classification targets: accuracy, speed (same bench day only) and
     size from scratch; distilled against the better of BOW and TF-IDF + 2."""
-    textcat = _load("summarize_textcat")
+    from benchmarks import summarize_textcat as textcat
+
     day = "2026-11-27"
     rows = [
         {"system": "spacy-bow", "accuracy": 82.0, "docs_per_second": 1000, "docs_per_second_by_batch": {"1000": 1000}, "date": day},

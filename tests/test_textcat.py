@@ -8,6 +8,7 @@ from spacy.training import Example
 from typer.testing import CliRunner
 
 from greenkd_spacy.cli import app
+from greenkd_spacy.distillation.contract import DistillSettings
 from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.data.labeled import read_labeled
 from greenkd_spacy.models.dan import dan_module
@@ -50,7 +51,7 @@ def trained(factory="greenkd_textcat", steps=40, **v2_settings):
 
 @pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
 def test_factory_default_is_the_linear_bag_of_1_2_grams_and_learns(factory, tmp_path):
-    """add_pipe with no model config gives issue 22's from-scratch winner: the linear bag
+    """add_pipe with no model config gives the from-scratch winner: the linear bag
     of 1-2-grams (no embeddings, no dense layers)."""
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
@@ -364,7 +365,7 @@ def test_prune_keeps_most_frequent_and_shrinks(tmp_path):
 def test_kl_gradient_matches_finite_differences():
     nlp = trained(steps=0)
     pipe = nlp.get_pipe("greenkd_textcat")
-    pipe.cfg["distill_temperature"] = 2.0
+    pipe.set_distill_settings(DistillSettings(temperature=2.0))
     rng = numpy.random.default_rng(0)
     teacher = rng.dirichlet([1, 1], size=3).astype("float32")
     logits = rng.normal(size=(3, 2)).astype("float64")
@@ -582,12 +583,8 @@ def test_convert_keeps_n_labels_and_writes_the_rest_as_raw_text(tmp_path):
 
 
 def test_render_table_counts_the_teacher_in_a_distilled_rows_cpu():
-    import importlib.util
-    from pathlib import Path
+    from benchmarks import render_table
 
-    spec = importlib.util.spec_from_file_location("render_table", Path(__file__).parent.parent / "benchmarks/render_table.py")
-    render_table = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(render_table)
     rows = [
         {"system": "teacher", "docs_per_second": 10.0, "train_cpu_seconds": 100.0},
         {"system": "student", "docs_per_second": 500.0, "train_cpu_seconds": 5.0, "teacher_annotation_cpu_seconds": 20.0},

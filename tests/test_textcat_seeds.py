@@ -1,5 +1,4 @@
 """benchmarks/textcat_seeds.py: two text classifiers judged over several seeds."""
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -9,10 +8,9 @@ import spacy
 import srsly
 from spacy.tokens import DocBin
 
-SCRIPT = Path(__file__).parent.parent / "benchmarks" / "textcat_seeds.py"
-spec = importlib.util.spec_from_file_location("textcat_seeds", SCRIPT)
-textcat_seeds = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(textcat_seeds)
+from benchmarks import textcat_seeds
+
+SCRIPT = [sys.executable, str(Path(__file__).parent.parent / "benchmarks" / "run.py"), "textcat_seeds"]
 
 TEXTS = [("a great film", "pos"), ("wonderful , i loved it", "pos"), ("awful and dull", "neg"), ("i hated it", "neg")]
 
@@ -58,7 +56,7 @@ def test_scores_each_seed_and_reads_costs(tmp_path):
     a = [_pipeline(tmp_path / f"a{i}") for i in range(2)]
     b = [_pipeline(tmp_path / f"b{i}") for i in range(2)]
     out = tmp_path / "out.json"
-    cmd = [sys.executable, str(SCRIPT), "--system", "A", *map(str, a), "--system", "B", *map(str, b),
+    cmd = [*SCRIPT, "--system", "A", *map(str, a), "--system", "B", *map(str, b),
            "--data", f"eval={tmp_path / 'eval.spacy'}", "--data-if-present", f"test={tmp_path / 'none.spacy'}",
            "--samples", "100", "-o", str(out)]
     subprocess.run(cmd, check=True, capture_output=True)
@@ -79,7 +77,7 @@ def test_scores_each_seed_and_reads_costs(tmp_path):
 
 
 def test_refuses_a_missing_model(tmp_path):
-    cmd = [sys.executable, str(SCRIPT), "--system", "A", str(tmp_path / "nope"), "--system", "B", str(tmp_path / "nope"),
-           "--data", f"eval={SCRIPT}", "-o", str(tmp_path / "o.json")]
+    cmd = [*SCRIPT, "--system", "A", str(tmp_path / "nope"), "--system", "B", str(tmp_path / "nope"),
+           "--data", f"eval={textcat_seeds.__file__}", "-o", str(tmp_path / "o.json")]
     done = subprocess.run(cmd, capture_output=True, text=True)
     assert done.returncode != 0 and "train it first" in done.stderr

@@ -142,7 +142,7 @@ def test_tfidf_svm_row_is_scored_timed_and_costed(tmp_path):
     write_corpus(nlp, tmp_path / "train.spacy")
     out = tmp_path / "results.json"
     result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "tfidf_svm.py"), str(tmp_path / "train.spacy"),
+        [sys.executable, str(REPO / "benchmarks" / "run.py"), "tfidf_svm", str(tmp_path / "train.spacy"),
          str(tmp_path / "train.spacy"), "-o", str(out), "--model-dir", str(tmp_path / "svm"),
          "--repeats", "1", "--min-docs", "200"],
         capture_output=True, text=True, cwd=REPO,

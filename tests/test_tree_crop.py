@@ -1,15 +1,11 @@
 """benchmarks/tree_crop.py: a cropped sentence is a well-formed tree that keeps the
 original's heads and labels."""
 import random
-import sys
-from pathlib import Path
 
 import spacy
 from spacy.tokens import Doc
 
-sys.path.insert(0, str(Path(__file__).parent.parent / "benchmarks"))
-
-from tree_crop import crop  # noqa: E402
+from benchmarks.tree_crop import crop
 
 
 def _sentence():

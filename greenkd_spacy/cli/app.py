@@ -1,11 +1,13 @@
 """The typer app of `python -m greenkd_spacy` and the bridge to spaCy's CLI."""
 import functools
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Callable, Dict, Optional
 
 import typer
 from spacy.cli._util import app as spacy_app
 from wasabi import msg
+
+from ..atomic import atomic_write_json
 
 app = typer.Typer(
     name="greenkd-spacy",
@@ -39,17 +41,19 @@ def command(name: str, spacy_name: Optional[str] = None, **kwargs) -> Callable[[
     return register
 
 
-SKIP_MISSING_HELP = "If MODEL is not a directory, say so and exit 0 (a study benches the systems it has trained)"
 MIN_WORDS_HELP = "Each timed pass runs the data whole as many times as it takes to cover this many words (a pass of a small test set is too short to time)"
+OUTPUT_HELP = "Also write the measurement to this JSON file (one object)"
 
 
-def skipped(model: Path, system: str, skip_missing: bool) -> bool:
-    """For --skip-missing of the greenkd-bench-* commands: True (and said) when the
-    model of this row was not trained in this run."""
-    if skip_missing and not Path(model).is_dir():
-        msg.info(f"Skipping {system}: {model} does not exist (not trained in this run).")
-        return True
-    return False
+def write_measurement(row: Dict[str, Any], model: Path, data: Path, output: Optional[Path]) -> Dict[str, Any]:
+    """For the greenkd-bench-* commands: name the inputs in the measurement, print it
+    and, with --output, write it as one JSON object. RETURNS (Dict): the measurement."""
+    row.update(model=str(model), data=str(data))
+    msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
+    if output is not None:
+        atomic_write_json(output, row)
+        msg.good(f"Wrote the measurement to {output}")
+    return row
 
 
 @app.callback()

@@ -8,7 +8,8 @@ import typer
 from spacy.training import Corpus
 from wasabi import msg
 
-from ..bench import disk_bytes, stamp, write_row
+from ..atomic import atomic_write_json
+from ..bench import disk_bytes
 from ..models.storage import STORAGE_DTYPES, save_compacted
 from .app import command
 
@@ -30,8 +31,8 @@ def compact_cli(
     dtype: str = typer.Option("float16", "--dtype", help=f"Storage dtype of greenkd's weights: {', '.join(STORAGE_DTYPES)}"),
     data: Optional[Path] = typer.Option(None, "--data", help="A .spacy file to score the pipeline on before and after (e.g. the dev set)", exists=True, dir_okay=False),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it is a pipeline directory written before (has a config.cfg)"),
-    report: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write a JSON record (sizes, scores before and after) into this results file (a list; the record of the same input is replaced)"),
-) -> None:
+    report: Optional[Path] = typer.Option(None, "--output", "-o", help="Also write the record (sizes, scores before and after) to this JSON file (one object)"),
+) -> Dict:
     """Write a trained pipeline with greenkd's weights stored as float16: about half
     the size of our components on disk, cast back to float32 when loaded (same speed,
     and it can be trained on). spaCy's own components, spacy-transformers' and a
@@ -63,7 +64,7 @@ def compact_cli(
     compacted = ", ".join(counts)
     msg.good(f"Wrote {output_path}: {before / 1e6:.1f} MB -> {after / 1e6:.1f} MB; {dtype} weights in {compacted}.")
     record = {
-        "system": str(input_path), "output": str(output_path), "dtype": dtype, "components": counts,
+        "model": str(input_path), "output": str(output_path), "dtype": dtype, "components": counts,
         "disk_bytes_before": before, "disk_bytes_after": after,
     }
     if data is not None:
@@ -73,6 +74,6 @@ def compact_cli(
         msg.table(rows, header=("score", "before", "after"), divider=True)
         record.update(data=str(data), scores_before=old, scores_after=new)
     if report is not None:
-        stamp(record, input_path, data)
-        record["data"] = str(data) if data is not None else None
-        write_row(report, record)  # one record per input pipeline
+        atomic_write_json(report, record)
+        msg.good(f"Wrote the record to {report}")
+    return record

@@ -5,7 +5,7 @@ benchmark a labeller.
 `spacy greenkd-bench-labeller` (also `python -m greenkd_spacy convert-conll` etc.).
 """
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, Optional
 
 import spacy
 import torch
@@ -13,14 +13,14 @@ import typer
 from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import MIN_TIMED_WORDS, add_distill_cost, add_train_cost, bench_labeller, disk_bytes, stamp, write_row
+from ..bench import MIN_TIMED_WORDS, bench_labeller, disk_bytes
 from ..errors import Warnings
 from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
 from ..data.corpus import load_docs
 from ..training.lm_pretrain import pretrain_lm
-from .app import MIN_WORDS_HELP, SKIP_MISSING_HELP, command, skipped
+from .app import MIN_WORDS_HELP, OUTPUT_HELP, command, write_measurement
 
 
 @command("convert-conll")
@@ -123,34 +123,19 @@ def prune_lm_cli(
 def bench_labeller_cli(
     model: Path = typer.Argument(..., help="Pipeline directory (or installed package name)"),
     data: Path = typer.Argument(..., help=".spacy file with gold entities (doc.ents) or spans"),
-    system: str = typer.Option(..., "--system", "-s", help="Row name in the results file"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSON list to add the row to (a row of the same system is replaced)"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     batch_size: int = typer.Option(256, "--batch-size", "-b", help="Docs per nlp.pipe batch"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes; the fastest counts"),
     min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help=MIN_WORDS_HELP),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     spans_key: Optional[str] = typer.Option(None, "--spans-key", help="Score doc.spans[KEY] instead of doc.ents"),
-    train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable). With --distill-summary only its peak memory is taken (the times are the summary's)"),
-    distill_summary: Optional[List[Path]] = typer.Option(
-        None, "--distill-summary", help="distill_summary.json of a `spacy distill` run: adds its teacher-annotation and training cost to the row (repeatable for a resumed run)"
-    ),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
-) -> None:
+) -> Dict:
     """Label DATA's gold-tokenized sentences with MODEL on one CPU thread: span F1
     (spaCy's scorer), words/s, LM FLOPs per token, parameters and size on disk."""
-    if skipped(model, system, skip_missing):
-        return
     nlp = spacy.load(model)
     reference = load_docs(data, nlp.vocab)
     if limit:
         reference = reference[:limit]
-    row = {"system": system}
-    row.update(bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key, min_words=min_words))
+    row = bench_labeller(nlp, reference, batch_size=batch_size, repeats=repeats, spans_key=spans_key, min_words=min_words)
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    add_distill_cost(row, distill_summary)
-    add_train_cost(row, train_cost, peak_only=distill_summary is not None)
-    stamp(row, model, data)
-    msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
-    if output is not None:
-        write_row(output, row)
-        msg.good(f"Wrote row '{row['system']}' to {output}")
+    return write_measurement(row, model, data, output)

@@ -9,14 +9,14 @@ benchmark a classifier.
 import gzip
 import random
 from pathlib import Path
-from typing import List, Optional
+from typing import Dict, List, Optional
 
 import spacy
 import typer
 from spacy.tokens import DocBin
 from wasabi import msg
 
-from ..bench import add_distill_cost, add_train_cost, bench_textcat, disk_bytes, stamp, write_row
+from ..bench import bench_textcat, disk_bytes
 from ..pipeline.textcat import DANMixin
 from ..data.augment import Augmenter
 from ..data.corpus import load_docs
@@ -25,7 +25,7 @@ from ..atomic import atomic_write_bytes, atomic_write_lines
 from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
 from ..data.text_corpus import iter_texts
-from .app import SKIP_MISSING_HELP, command, skipped
+from .app import OUTPUT_HELP, command, write_measurement
 
 
 @command("convert-textcat")
@@ -216,24 +216,15 @@ def prune_textcat_cli(
 def bench_textcat_cli(
     model: Path = typer.Argument(..., help="Pipeline directory (or installed package name)"),
     data: Path = typer.Argument(..., help=".spacy file whose docs have gold cats"),
-    system: str = typer.Option(..., "--system", "-s", help="Row name in the results file"),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="JSON results file to add the row to (a row of the same system is replaced)"),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help=OUTPUT_HELP),
     batch_sizes: str = typer.Option("32,1000", "--batch-sizes", "-b", help="Comma-separated nlp.pipe batch sizes to time"),
     repeats: int = typer.Option(3, "--repeats", help="Timed passes per batch size; the fastest counts"),
     limit: int = typer.Option(0, "--limit", help="Use only the first N docs (0: all)"),
     min_docs: int = typer.Option(10000, "--min-docs", help="Docs per timed pass: the test texts are repeated up to this many, so small test sets time long enough (accuracy uses each text once)"),
-    train_cost: Optional[List[Path]] = typer.Option(None, "--train-cost", help="JSON written by scripts/timed.py around the training (repeatable: phases are summed, the peak is the largest). With --distill-summary only its peak memory is taken (the times are the summary's), plus a fine-tuning `spacy train`'s seconds"),
-    train_steps: int = typer.Option(0, "--train-steps", help="Steps the training ran (with --train-cost: steps/s)"),
-    distill_summary: Optional[List[Path]] = typer.Option(None, "--distill-summary", help="distill_summary.json of the `spacy distill` run that made MODEL: adds its teacher-pass and training cost to the row (repeatable for a resumed run)"),
-    extra: Optional[str] = typer.Option(None, "--note", help="Free-text note stored with the row"),
-    skip_missing: bool = typer.Option(False, "--skip-missing", help=SKIP_MISSING_HELP),
-) -> None:
+) -> Dict:
     """Classify the texts of DATA with MODEL on one CPU thread (tokenization included);
     report accuracy, macro-F1 and per-class precision/recall/F1, docs/s at each batch
-    size, parameters, size on disk and, given --train-cost / --distill-summary, the
-    training and teacher-pass cost (wall, CPU-s, steps, peak RSS)."""
-    if skipped(model, system, skip_missing):
-        return
+    size, parameters and size on disk."""
     nlp = spacy.load(model)
     docs = load_docs(data, nlp.vocab)
     if limit:
@@ -245,15 +236,6 @@ def bench_textcat_cli(
     gold = [max(doc.cats, key=doc.cats.get) for doc in docs]
     sizes = [int(b) for b in batch_sizes.split(",")]
     msg.info(f"Classifying {len(texts)} texts with {model} (batch sizes {sizes}, 1 thread)")
-    row = {"system": system}
-    row.update(bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs))
+    row = bench_textcat(nlp, texts, gold, batch_sizes=sizes, repeats=repeats, min_docs=min_docs)
     row["disk_bytes"] = disk_bytes(model if Path(model).exists() else None)
-    add_distill_cost(row, distill_summary)
-    add_train_cost(row, train_cost, train_steps, peak_only=bool(distill_summary))
-    if extra:
-        row["note"] = extra
-    stamp(row, model, data)
-    msg.table({k: v for k, v in row.items() if not isinstance(v, (list, dict))})
-    if output is not None:
-        write_row(output, row)
-        msg.good(f"Wrote row '{row['system']}' to {output}")
+    return write_measurement(row, model, data, output)

@@ -9,7 +9,7 @@ being written: spaCy's loop then saves `model-last` as it does at any end, and
 resolved in the process, so pipeline initialization is counted too, for every system.
 
 It also records how the run ended (steps, budget, whether the budget stopped it) in a
-small JSON file, which `scripts/timed.py --merge` adds to the run's cost record.
+small JSON file, which `benchmarks/timed.py --merge` adds to the run's cost record.
 """
 import atexit
 import sys
