@@ -238,3 +238,12 @@ class Errors(metaclass=ErrorsWithCodes):
         "spacy.MultiHashEmbed.v2 in [components.tok2vec.model.embed] and report the "
         "spaCy version to greenkd-spacy."
     )
+    E053 = (
+        "DistillSettings.targets must be one of {kinds} or None (the component chooses), "
+        "got {targets!r}. A component sets it in check_teacher_kind from its teacher's kind."
+    )
+    E054 = (
+        "'{name}': set_distill_settings takes a DistillSettings "
+        "(greenkd_spacy.distillation.contract), got {type}. Build one with "
+        "DistillSettings(**settings) from a dict."
+    )

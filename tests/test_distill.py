@@ -12,7 +12,7 @@ from greenkd_spacy.models.sizes import (
     parser_parameters,
     scaled_parser_widths,
 )
-from greenkd_spacy.distillation.contract import kl_divergence
+from greenkd_spacy.distillation.contract import DistillSettings, binary_kl_divergence, kl_divergence
 from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.distillation.cache import TeacherCache
 from greenkd_spacy.util import count_parameters
@@ -117,6 +117,53 @@ def test_kl_gradient_matches_finite_differences(temperature):
     assert (grad[0, 1] == 0).all()
 
 
+@pytest.mark.parametrize("temperature", [1.0, 2.0])
+def test_binary_kl_is_the_two_class_kl(temperature):
+    """Multi-label classes: per label the two-class KL with logits [z, 0], summed over
+    labels; zero at the teacher, and its gradient matches finite differences."""
+    rng = numpy.random.default_rng(2)
+    probs = rng.uniform(0.05, 0.95, size=(3, 4))
+    logits = rng.normal(size=(3, 4))
+    loss, grad = binary_kl_divergence(probs, logits, temperature)
+    two_class = [
+        kl_divergence(
+            numpy.log([[probs[i, j], 1 - probs[i, j]]]), numpy.array([[logits[i, j], 0.0]]), numpy.ones(1, dtype=bool), temperature
+        )[0]
+        for i in range(3)
+        for j in range(4)
+    ]
+    assert loss == pytest.approx(sum(two_class) / 3)
+    at_teacher, zero = binary_kl_divergence(probs, numpy.log(probs) - numpy.log1p(-probs), temperature)
+    assert at_teacher == pytest.approx(0.0, abs=1e-9) and numpy.abs(zero).max() < 1e-9
+    eps = 1e-6
+    for idx in numpy.ndindex(logits.shape):
+        plus, minus = logits.copy(), logits.copy()
+        plus[idx] += eps
+        minus[idx] -= eps
+        numeric = (binary_kl_divergence(probs, plus, temperature)[0] - binary_kl_divergence(probs, minus, temperature)[0]) / (2 * eps)
+        assert numeric == pytest.approx(grad[idx], abs=1e-6)
+
+
+def test_torch_kl_is_the_contract_kl():
+    """The labeller's KL node in a torch graph: kl_divergence's value, and its gradient
+    with respect to the student, none to the teacher."""
+    import torch
+
+    from greenkd_spacy.distillation.contract_torch import kl_divergence_torch
+
+    rng = numpy.random.default_rng(3)
+    teacher = rng.normal(size=(2, 3, 4))
+    teacher = teacher - numpy.log(numpy.exp(teacher).sum(-1, keepdims=True))
+    student = rng.normal(size=(2, 3, 4))
+    mask = numpy.array([[True, True, False], [True, False, False]])
+    loss, grad = kl_divergence(teacher, student, mask, 2.0)
+    student_t = torch.tensor(student, requires_grad=True)
+    loss_t = kl_divergence_torch(torch.tensor(teacher), student_t, torch.tensor(mask), 2.0)
+    (3.0 * loss_t).backward()
+    assert loss_t.item() == pytest.approx(loss)
+    assert numpy.allclose(student_t.grad.numpy(), 3.0 * grad)
+
+
 def test_scaled_widths_hit_the_fraction_and_match_the_built_model():
     n_labels = 7
     for fraction in (0.2, 0.4, 0.6, 0.8):
@@ -183,6 +230,36 @@ def test_student_learns_the_teacher_from_kl_alone(teacher_dir, tmp_path):
     # A second student reuses the cache instead of running the teacher again.
     _, again = distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2), tmp_path / "out2")
     assert again["annotation"]["greenkd_parser"]["reused"] is True
+
+
+def test_run_settings_reach_the_student_and_stay_out_of_its_cfg(teacher_dir, tmp_path, monkeypatch):
+    """[distillation]'s temperature and gold weight reach the student component as its
+    DistillSettings for the run (its loss reads them), and no distill_* key is in any
+    pipe's cfg, the pipeline's config, nor the saved student's cfg and config files:
+    a loaded student has the defaults."""
+    from greenkd_spacy.pipeline.parser import BiaffineParser
+
+    seen = []
+    loss = BiaffineParser.get_teacher_student_loss
+
+    def recording_loss(self, teacher_scores, student_scores):
+        seen.append((self.distill_settings, self.temperature))
+        return loss(self, teacher_scores, student_scores)
+
+    monkeypatch.setattr(BiaffineParser, "get_teacher_student_loss", recording_loss)
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=4, eval_frequency=2, temperature=2.0, gold_weight=0.5)
+    student, _ = distill(teacher, config, tmp_path / "out")
+    expected = DistillSettings(temperature=2.0, gold_weight=0.5, targets="soft")
+    assert seen and set(seen) == {(expected, 2.0)}
+    assert student.get_pipe("greenkd_parser").distill_settings == expected
+    assert not [key for _, proc in student.pipeline for key in getattr(proc, "cfg", {}) if key.startswith("distill_")]
+    assert "distill_" not in student.config.to_str()
+    for saved in ("model-best", "model-last"):
+        files = [path for path in (tmp_path / "out" / saved).rglob("*") if path.name in ("cfg", "config.cfg")]
+        assert len(files) >= 2 and not [path for path in files if "distill_" in path.read_text(encoding="utf8")]
+        loaded = spacy.load(tmp_path / "out" / saved).get_pipe("greenkd_parser")
+        assert loaded.distill_settings == DistillSettings() and loaded.temperature == 1.0
 
 
 def test_truncated_cache_shard_is_rebuilt(teacher_dir, tmp_path):

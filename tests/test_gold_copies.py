@@ -4,6 +4,7 @@ import spacy
 from spacy.training import Example
 
 from greenkd_spacy.distillation.adapters import distillable
+from greenkd_spacy.distillation.contract import DistillSettings
 from greenkd_spacy.distillation.copies import CopyCarry, GoldCopies, plan_gold_copies
 
 
@@ -56,7 +57,7 @@ def test_plan_groups_the_encoder_with_every_listener_of_a_silver_student():
     assert learners["ner"].gold_weight == 1.0 and learners["tagger"].gold_weight == 1.0
     for weight in (0.0, 1.0):
         assert plan_gold_copies(nlp, learners, weight, frozen=set()) == []
-        assert nlp.get_pipe("ner").cfg["distill_gold_copies"] is False  # an old flag cleared
+        assert learners["ner"].distill_settings.gold_copies is False  # an old flag cleared
     assert plan_gold_copies(nlp, learners, 3.0, frozen={"tok2vec"}) == []
 
 
@@ -64,5 +65,5 @@ def test_plan_leaves_a_group_without_a_silver_student_alone():
     nlp = _student()
     learners = {"tagger": distillable(nlp.get_pipe("tagger"))}  # the ner is not distilled
     assert plan_gold_copies(nlp, learners, 3.0, frozen=set()) == []
-    nlp.get_pipe("tagger").cfg["distill_gold_weight"] = 3.0
+    learners["tagger"].set_distill_settings(DistillSettings(gold_weight=3.0))
     assert learners["tagger"].gold_weight == 3.0

@@ -11,6 +11,7 @@ from spacy.training import Example
 from spacy.util import fix_random_seed
 
 from greenkd_spacy.distillation.adapters import TaggerAdapter, distillable
+from greenkd_spacy.distillation.contract import DistillSettings
 from greenkd_spacy.distillation.loop import distill
 
 from .util import SENTENCES, save_teacher
@@ -129,7 +130,7 @@ def test_tagger_loss_is_zero_at_the_teacher_and_its_gradient_is_the_kl_gradient(
     nlp = spacy.blank("en")
     adapter = distillable(nlp.add_pipe("tagger"))
     assert isinstance(adapter, TaggerAdapter)
-    adapter.cfg["distill_temperature"] = 2.0
+    adapter.set_distill_settings(DistillSettings(temperature=2.0))
     rng = numpy.random.default_rng(0)
     logits = rng.normal(size=(3, 4)).astype("float32")
     q = numpy.exp(logits) / numpy.exp(logits).sum(-1, keepdims=True)
@@ -603,7 +604,7 @@ def test_greenkd_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
     config["corpora"]["raw"] = {"@readers": "greenkd.TextFile.v1", "path": str(tmp_path / "raw.txt")}
     config["distillation"].update({"corpus": "corpora.raw", "cache_dir": str(tmp_path / "cache"), "max_steps": 120})
     student, summary = distill(teacher, config, tmp_path / "out")
-    assert student.get_pipe("greenkd_parser").cfg["distill_targets"] == "silver"
+    assert student.get_pipe("greenkd_parser").distill_settings.targets == "silver"
     assert trees(student) == trees(teacher)
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
     assert not summary["annotation"]["greenkd_parser"].get("reused")
@@ -634,7 +635,7 @@ def test_greenkd_ner_learns_silver_entities_from_a_spacy_ner(tmp_path):
     config["distillation"]["batcher"] = {"@batchers": "spacy.batch_by_sequence.v1", "size": 2, "get_length": None}
     config["distillation"]["optimizer"]["learn_rate"] = 0.02
     student, _ = distill(teacher, config, tmp_path / "out")
-    assert student.get_pipe("greenkd_ner").cfg["distill_targets"] == "silver"
+    assert student.get_pipe("greenkd_ner").distill_settings.targets == "silver"
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
@@ -653,7 +654,7 @@ def test_greenkd_ner_weighs_gold_docs_by_gold_weight_against_silver(tmp_path, mo
     seen = []
     monkeypatch.setattr(ner, "_step", lambda docs, targets, drop, sgd: seen.append(targets) or 0.0)
     for weight, expected in ((3.0, [3.0, 1.0]), (1.0, None)):
-        ner.cfg["distill_gold_weight"] = weight
+        ner.update_distill_settings(gold_weight=weight)
         ner.distill(teacher.get_pipe("ner"), [gold, raw])
         assert seen[-1]["doc_weights"] == expected
         assert all(seen[-1]["has_gold"])  # the raw doc learns the teacher's entities
@@ -682,16 +683,16 @@ def test_spacy_ner_student_learns_gold_where_the_corpus_has_it(tmp_path):
             seen.append([[(e.text, e.label_) for e in eg.reference.ents] for eg in batch])
 
     adapter.pipe = Recorder()
-    ner.cfg["distill_gold_weight"] = 2.0
+    adapter.update_distill_settings(gold_weight=2.0)
     adapter.distill(teacher.get_pipe("ner"), [gold, raw])
     assert seen[-1] == [[("John", "LOC")], [("John", "LOC")], [("Mary", "PER"), ("Berlin", "LOC")]]
-    ner.cfg["distill_gold_weight"] = 0.5
+    adapter.update_distill_settings(gold_weight=0.5)
     counts = []
     for _ in range(4):
         adapter.distill(teacher.get_pipe("ner"), [gold, raw])
         counts.append(sum(ents == [("John", "LOC")] for ents in seen[-1]))
     assert counts == [0, 1, 0, 1]
-    ner.cfg["distill_gold_weight"] = 0.0
+    adapter.update_distill_settings(gold_weight=0.0)
     adapter.distill(teacher.get_pipe("ner"), [gold, raw])
     assert seen[-1][0] == [("John", "PER"), ("Paris", "LOC")]
 
@@ -713,20 +714,32 @@ def test_spacy_ner_behind_a_shared_tok2vec_takes_gold_copies_with_its_encoder(tm
         sizes.append(len(examples))
         return update(self, examples, **kwargs)
 
+    # The run's settings stay on the loop's adapters (not in the saved cfg): keep them.
+    import greenkd_spacy.distillation.loop as loop_module
+
+    learners = {}
+    plan_gold_copies = loop_module.plan_gold_copies
+
+    def recording_plan(student, run_learners, *args, **kwargs):
+        learners.update(run_learners)
+        return plan_gold_copies(student, run_learners, *args, **kwargs)
+
     monkeypatch.setattr(Tok2Vec, "update", recording_update)
+    monkeypatch.setattr(loop_module, "plan_gold_copies", recording_plan)
     student, summary = distill(teacher, config, tmp_path / "out")
     assert summary["training"]["steps"] == 40
     assert sizes and set(sizes) == {4}  # both gold docs of every batch of 2, twice
-    assert student.get_pipe("ner").cfg["distill_gold_copies"] is True
+    assert learners["ner"].distill_settings.gold_copies is True
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
     monkeypatch.undo()
+    monkeypatch.setattr(loop_module, "plan_gold_copies", recording_plan)
     own = copy.deepcopy(config.interpolate())
     own["components"]["ner"]["model"]["tok2vec"] = dict(own["components"]["tok2vec"]["model"])
     del own["components"]["tok2vec"]
     own["nlp"]["pipeline"] = ["ner"]
     student, summary = distill(teacher, own, tmp_path / "out-own")
     assert student.pipe_names == ["ner"] and summary["training"]["steps"] == 40
-    assert student.get_pipe("ner").cfg["distill_gold_copies"] is False
+    assert learners["ner"].distill_settings.gold_copies is False
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 

@@ -34,15 +34,14 @@ from spacy.pipeline import (
 )
 from spacy.tokens import Doc
 from spacy.training import Example
-from thinc.api import Optimizer, set_dropout_rate
+from thinc.api import Optimizer
 
 from .contract import DistillableMixin, kl_divergence
+from .contract_textcat import TextcatDistillMixin
 from .copies import CopyCarry
 from ..errors import Errors
 from .targets import (
     CachedTeacher,
-    class_prob_records,
-    class_probs_of,
     decode_tag_marginals,
     encode_silver,
     encode_tag_marginals,
@@ -53,8 +52,9 @@ from .targets import (
 
 
 class SpacyPipeAdapter(DistillableMixin):
-    """What every adapter shares: the wrapped spaCy pipe, whose name, cfg (where the
-    loop puts temperature and gold weight) and labels it answers with."""
+    """What every adapter shares: the wrapped spaCy pipe, whose name, cfg and labels it
+    answers with. The run's DistillSettings stay on the adapter, which the loop makes
+    once per run: the pipe and its cfg are saved with the student."""
 
     def __init__(self, pipe: Any):
         self.pipe = pipe
@@ -130,13 +130,7 @@ class TaggerAdapter(SpacyPipeAdapter):
         # The student's bare docs, as the teacher pass gives them (a live teacher's input
         # is then the same as the cached one's).
         teacher = self._teacher_probs(teacher_pipe, docs)
-        set_dropout_rate(self.pipe.model, drop)
-        scores, backprop = self.pipe.model.begin_update(docs)
-        loss, d_scores = self.get_teacher_student_loss(teacher, scores)
-        backprop(d_scores)
-        if sgd is not None:
-            self.pipe.finish_update(sgd)
-        losses[self.name] += loss
+        losses[self.name] += self.soft_step(self.pipe, docs, teacher, drop, sgd)
         return losses
 
     def get_teacher_student_loss(
@@ -326,10 +320,11 @@ class SentStartsFromTreesAdapter(SilverAdapter):
         return reference.has_annotation("SENT_START")
 
 
-class TextcatAdapter(SpacyPipeAdapter):
+class TextcatAdapter(TextcatDistillMixin, SpacyPipeAdapter):
     """spaCy's `textcat` (BOW, ensemble, CNN) and `textcat_multilabel` learning the class
     probabilities of a text classifier — spaCy's, greenkd's DAN, or a transformer
-    textcat — on labeled and unlabeled text. spaCy's textcat outputs probabilities and
+    textcat — on labeled and unlabeled text, with the teacher and student steps of every
+    text classifier (contract_textcat.py). spaCy's textcat outputs probabilities and
     learns from (scores - truths), a squared error on them: the adapter hands it the
     teacher's probabilities as the truths, so the student learns through its own loss
     form, and adds that loss on gold cats (gold_weight) where a doc has them. Without
@@ -339,60 +334,13 @@ class TextcatAdapter(SpacyPipeAdapter):
         super().__init__(pipe)
         self.multilabel = isinstance(pipe, MultiLabel_TextCategorizer)
 
-    def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
-            teacher_pipe, "multilabel", False
-        )
-        expected = ("textcat_multilabel" if self.multilabel else "textcat") + " (spaCy's or greenkd's)"
-        ok = isinstance(teacher_pipe, TextCategorizer) and bool(teacher_multilabel) == self.multilabel
-        self.require_teacher_kind(teacher_pipe, ok, expected)
-
-    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
-        settings: Dict[str, Any] = {"labels": list(teacher_pipe.labels)}
-        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
-        if positive_label and not self.multilabel:
-            settings["positive_label"] = positive_label
-        return settings
+    @property
+    def textcat_pipe(self) -> Any:
+        return self.pipe
 
     def check_settings(self) -> None:
         if self.temperature != 1.0:
             raise ValueError(Errors.E046.format(student=self.name, temperature=self.temperature))
-
-    def teacher_settings(self) -> Dict[str, Any]:
-        # The same as greenkd_textcat's: a DAN and a BOW student of one teacher on one
-        # corpus share one teacher pass.
-        return {"kind": "textcat", "multilabel": self.multilabel}
-
-    def teacher_records(self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int) -> Dict[str, Dict]:
-        return class_prob_records(teacher_pipe, teacher_docs, [eg.predicted for eg in examples])
-
-    def distill(
-        self,
-        teacher_pipe: Any,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        examples, losses = self.begin_distill(examples, losses)
-        if not examples:
-            return losses
-        teacher = class_probs_of(teacher_pipe, [eg.predicted for eg in examples])
-        set_dropout_rate(self.pipe.model, drop)
-        scores, backprop = self.pipe.model.begin_update([eg.predicted for eg in examples])
-        loss, d_scores = self.get_teacher_student_loss(teacher, scores)
-        gold_weight = float(self.cfg.get("distill_gold_weight", 1.0))
-        if gold_weight > 0 and any(eg.reference.cats for eg in examples):
-            # spaCy's own loss; docs without cats add nothing (masked as missing).
-            gold_loss, d_gold = self.pipe.get_loss(examples, scores)
-            loss += gold_weight * gold_loss
-            d_scores = d_scores + gold_weight * d_gold
-        backprop(d_scores)
-        if sgd is not None:
-            self.pipe.finish_update(sgd)
-        losses[self.name] += loss
-        return losses
 
     def get_teacher_student_loss(self, teacher_scores: numpy.ndarray, student_scores: Any) -> Tuple[float, Any]:
         """spaCy's textcat loss with the teacher's probabilities as the truths: the

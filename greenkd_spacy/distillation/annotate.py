@@ -21,6 +21,7 @@ import os
 import sys
 import time
 import uuid
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -134,12 +135,11 @@ def annotate(
         PairJob(
             student_pipe=student_pipe.name,
             teacher_pipe=teacher_pipe.name,
-            # The teacher's settings, and what the student decided about its teacher
-            # (cfg "distill_*": e.g. soft or silver targets), for workers' copies.
-            student_cfg=dict(
-                student_pipe.settings_from_teacher(teacher_pipe),
-                **{k: v for k, v in student_pipe.cfg.items() if k.startswith("distill_")},
-            ),
+            # The teacher's settings, and the run's DistillSettings (with what the
+            # student decided about its teacher: soft or silver targets), for workers'
+            # copies of the student, which are built from its config.
+            student_cfg=dict(student_pipe.settings_from_teacher(teacher_pipe)),
+            distill_settings=asdict(student_pipe.distill_settings),
             settings=dict(student_pipe.teacher_settings()),
             fingerprint=cache.fingerprint,
             directory=str(cache.directory),

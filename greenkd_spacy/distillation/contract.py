@@ -5,11 +5,19 @@ Names and argument order are those of spaCy's v4 development line
 written against it carries over. What the papers need on top: a temperature applied to
 both distributions (the loss is scaled by T^2 so its gradient does not shrink with T),
 and a gold cross-entropy term added where the corpus has gold annotation.
+
+The contract holds the one temperature-scaled KL every component learns through,
+`kl_divergence` (its binary form for multi-label classes and contract_torch.py's torch
+node both call it), and `DistillSettings`, what the runner hands each student component
+for a run.
 """
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.tokens import Doc
 from spacy.training import Example
+from thinc.api import Optimizer, set_dropout_rate
 
 from ..errors import Errors
 
@@ -48,6 +56,62 @@ def kl_divergence(
     return loss, grad.astype(student_logits.dtype)
 
 
+def binary_kl_divergence(
+    teacher_probs: numpy.ndarray, student_logits: numpy.ndarray, temperature: float = 1.0
+) -> Tuple[float, numpy.ndarray]:
+    """T^2 * KL(teacher_T || student_T) of independent binary labels (multi-label
+    classes), summed over the labels and averaged over the rows.
+
+    Each label is kl_divergence's two-class case: sigmoid(z) is softmax([z, 0])[0], so a
+    probability tempered in logit space is the categorical temperature, and there is one
+    formula for exclusive and for multi-label classes.
+
+    teacher_probs (numpy.ndarray): (n, L) teacher probabilities, strictly inside (0, 1).
+    student_logits (numpy.ndarray): (n, L) student logits.
+    temperature (float): T, applied to both sides.
+    RETURNS (Tuple[float, numpy.ndarray]): The loss and its gradient with respect to the
+        student logits, T * (q_T - p_T) / n.
+    """
+    n_labels = student_logits.shape[-1]
+    teacher_logprobs = numpy.stack([numpy.log(teacher_probs), numpy.log1p(-teacher_probs)], axis=-1)
+    two_class = numpy.stack([student_logits, numpy.zeros_like(student_logits)], axis=-1)
+    mask = numpy.ones(student_logits.shape, dtype=bool)
+    # kl_divergence averages over (row, label) pairs; a row's loss is the sum over its labels.
+    loss, grad = kl_divergence(teacher_logprobs, two_class, mask, temperature)
+    return loss * n_labels, grad[..., 0] * n_labels
+
+
+TARGET_KINDS = ("soft", "silver")
+
+
+@dataclass(frozen=True)
+class DistillSettings:
+    """What one distillation run asks of a student component.
+
+    The runner hands it to each student for the run (`set_distill_settings`); it lives
+    on the Python object only. spaCy saves a pipe's `cfg` with the pipe, so settings
+    kept there made every saved student carry the run that made it. A component
+    outside a run, or loaded from disk, has the defaults.
+
+    temperature (float): T, applied to teacher and student distributions ([distillation]).
+    gold_weight (float): Weight of the gold loss where a doc has gold ([distillation]).
+    targets (Optional[str]): "soft" (the teacher's distributions) or "silver" (its
+        predicted annotation), as the component decided from its teacher's kind in
+        `check_teacher_kind`; None before that (soft).
+    gold_copies (bool): The runner already puts `gold_weight` copies of each gold doc in
+        this component's batch (copies.py), so a copy counts once.
+    """
+
+    temperature: float = 1.0
+    gold_weight: float = 1.0
+    targets: Optional[str] = None
+    gold_copies: bool = False
+
+    def __post_init__(self) -> None:
+        if self.targets is not None and self.targets not in TARGET_KINDS:
+            raise ValueError(Errors.E053.format(targets=self.targets, kinds=TARGET_KINDS))
+
+
 class DistillableMixin:
     """The component side of distillation, the same for every greenkd component.
 
@@ -63,8 +127,9 @@ class DistillableMixin:
       `CachedTeacher`. Where the loss is on the component's own scores (parser,
       textcat) it is v4's `get_teacher_student_loss(teacher_scores, student_scores)`;
       the labeller's KL on tag marginals is differentiated through its CRF in `distill`.
-    Shared here: the temperature and gold weight the loop copies into cfg from
-    [distillation], the label check and the initialize settings taken from the teacher.
+    Shared here: the run's DistillSettings (temperature and gold weight from
+    [distillation], the soft or silver choice, gold copies), the label check and the
+    initialize settings taken from the teacher.
     """
 
     name: str
@@ -83,26 +148,40 @@ class DistillableMixin:
     # students: their `update` takes no per-doc weight). Behind a shared encoder the
     # loop makes the copies for the whole group (copies.py).
     takes_gold_by_copies: bool = False
+    # The defaults until a run hands over its own (frozen, so one instance can serve as
+    # every component's default).
+    distill_settings: DistillSettings = DistillSettings()
 
     @property
     def is_distillable(self) -> bool:
         return True
 
+    def set_distill_settings(self, settings: DistillSettings) -> None:
+        """Use `settings` for this run (the runner calls it; nothing goes into cfg)."""
+        if not isinstance(settings, DistillSettings):
+            raise TypeError(Errors.E054.format(name=self.name, type=type(settings).__name__))
+        self.distill_settings = settings
+
+    def update_distill_settings(self, **changes: Any) -> None:
+        """Change some of this run's settings and keep the others (the runner sets
+        temperature and gold weight after the component chose its targets)."""
+        self.set_distill_settings(replace(self.distill_settings, **changes))
+
     @property
     def temperature(self) -> float:
-        return float(self.cfg.get("distill_temperature", 1.0))
+        return float(self.distill_settings.temperature)
 
     @property
     def gold_weight(self) -> float:
         """[distillation] gold_weight; 1 where the loop already put that many copies of
         each gold doc in the batch (copies.py), so a copy is not weighted twice."""
-        weight = float(self.cfg.get("distill_gold_weight", 1.0))
-        if weight > 0 and self.cfg.get("distill_gold_copies"):
+        weight = float(self.distill_settings.gold_weight)
+        if weight > 0 and self.distill_settings.gold_copies:
             return 1.0
         return weight
 
     def check_settings(self) -> None:
-        """After the loop has put [distillation]'s temperature and gold weight into cfg,
+        """After the loop has handed over [distillation]'s temperature and gold weight,
         before the teacher pass: raise if this component cannot honour them."""
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
@@ -132,6 +211,36 @@ class DistillableMixin:
         examples = list(examples)
         validate_distillation_examples(examples, f"{type(self).__name__}.distill")
         return examples, losses
+
+    def soft_step(
+        self,
+        pipe: Any,
+        docs: List[Doc],
+        teacher_scores: Any,
+        drop: float,
+        sgd: Optional[Optimizer],
+        gold_loss: Optional[Callable[[Any], Tuple[float, Any]]] = None,
+    ) -> float:
+        """One update of `pipe`'s model on soft targets, where the loss is on the
+        model's output alone (spaCy's taggers, every text classifier):
+        `get_teacher_student_loss` on its scores for `docs`, plus gold_weight x
+        `gold_loss(scores)` where given.
+
+        pipe (Any): The pipe whose model learns and whose finish_update applies `sgd`
+            (the component itself, or the spaCy pipe an adapter wraps).
+        RETURNS (float): The batch's loss.
+        """
+        set_dropout_rate(pipe.model, drop)
+        scores, backprop = pipe.model.begin_update(docs)
+        loss, d_scores = self.get_teacher_student_loss(teacher_scores, scores)
+        if gold_loss is not None:
+            gold, d_gold = gold_loss(scores)
+            loss += self.gold_weight * gold
+            d_scores = d_scores + self.gold_weight * pipe.model.ops.asarray(d_gold)
+        backprop(d_scores)
+        if sgd is not None:
+            pipe.finish_update(sgd)
+        return loss
 
     def initialize_from_teacher(self, teacher_pipe: Any, get_examples: Any, nlp: Any) -> None:
         """After the student pipeline is initialized: anything the teacher must set that

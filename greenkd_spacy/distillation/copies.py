@@ -7,9 +7,9 @@ component that owns its encoder can do that alone (adapters.SilverAdapter). One 
 reads a shared `tok2vec` through a listener cannot: the listener checks that it is handed
 the very batch its encoder computed (spaCy's E953). So the loop makes the copies once,
 for the encoder and every component listening to it, and those components then count
-each copy once (contract.DistillableMixin.gold_weight): with the shipped
-`configs/baselines/ner.cfg` layout a gold weight of 3 means the same as with an
-inline encoder, and the student keeps spaCy's layout (and speed).
+each copy once (their DistillSettings.gold_copies; contract.DistillableMixin.gold_weight):
+with the shipped `configs/baselines/ner.cfg` layout a gold weight of 3 means the same
+as with an inline encoder, and the student keeps spaCy's layout (and speed).
 """
 from typing import Any, Callable, Dict, Iterable, List, Set
 
@@ -68,7 +68,8 @@ def plan_gold_copies(
     1: one copy, the batch as it is). Marks the components of each group, so they count
     a copy once instead of weighting it again."""
     for pipe in learners.values():
-        pipe.cfg["distill_gold_copies"] = False  # a reloaded student may carry an old run's flag
+        # A student distilled again in this process still holds the last run's settings.
+        pipe.update_distill_settings(gold_copies=False)
     if weight in (0.0, 1.0):
         return []
     groups = []
@@ -81,6 +82,6 @@ def plan_gold_copies(
             continue
         for listener in listeners:
             if listener in learners:
-                learners[listener].cfg["distill_gold_copies"] = True
+                learners[listener].update_distill_settings(gold_copies=True)
         groups.append(GoldCopies(weight, {name, *listeners}, [pipe.has_gold for pipe in copying]))
     return groups

@@ -317,8 +317,10 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         pipe.initialize_from_teacher(teacher_pipe, init_examples, student)
     copy_teacher_components(student, teacher_nlp, D["copy_from_teacher"])
     for name, pipe, teacher_pipe in pairs:
-        pipe.cfg["distill_temperature"] = D["temperature"]
-        pipe.cfg["distill_gold_weight"] = D["gold_weight"]
+        # On the component object for this run (contract.DistillSettings), never in its
+        # cfg, which is saved with the student; the targets it chose in
+        # check_teacher_kind stay.
+        pipe.update_distill_settings(temperature=D["temperature"], gold_weight=D["gold_weight"])
         pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)

@@ -23,6 +23,7 @@ from ..atomic import atomic_write_bytes
 from ..errors import Errors
 from .adapters import distillable
 from .cache import TeacherCache
+from .contract import DistillSettings
 
 # Fault injection for tests: "SHARD_INDEX:MARKER_PATH" makes the worker that gets that
 # shard exit abruptly once (it creates MARKER_PATH first), as a killed machine would.
@@ -44,8 +45,9 @@ def _canonical(data: Any) -> Any:
 @dataclass
 class PairJob:
     """One student component of the pass: what it learns from (teacher_pipe), its
-    settings (student_cfg: labels), the fingerprinted target settings and the cache it
-    writes to."""
+    settings (student_cfg: labels), the fingerprinted target settings, the cache it
+    writes to, and the run's DistillSettings as a dict (distill_settings: soft or silver
+    targets decide what a record holds; none in cfg, so they travel apart)."""
 
     student_pipe: str
     teacher_pipe: str
@@ -53,6 +55,7 @@ class PairJob:
     settings: Dict[str, Any]
     fingerprint: str
     directory: str
+    distill_settings: Dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -130,6 +133,7 @@ class RecordMaker:
             teacher_pipe = teacher.get_pipe(pair.teacher_pipe)
             pipe = distillable(student.get_pipe(pair.student_pipe), teacher_pipe)
             pipe.cfg.update(pair.student_cfg)
+            pipe.set_distill_settings(DistillSettings(**pair.distill_settings))
             if _canonical(pipe.teacher_settings()) != _canonical(pair.settings):
                 raise RuntimeError(Errors.E037.format(settings=pipe.teacher_settings(), expected=pair.settings))
             pairs.append((teacher_pipe, pipe))

@@ -29,7 +29,7 @@ from ..distillation.contract import DistillableMixin
 from ..distillation.targets import CachedTeacher, decode_tag_marginals, encode_silver, encode_tag_marginals, silver_references, silver_settings
 from .serialize import ShapedFromCfgMixin
 
-# The CPU-first default (issue 22; configs/defaults/ner.cfg, chosen by measurement against
+# The CPU-first default (configs/defaults/ner.cfg, chosen by measurement against
 # spaCy's own ner): the paper's CRF over a small BiLSTM on hashed words, affixes and word
 # shapes, with word dropout, no per-character LSTM and no LM. The paper's LD-Net
 # (greenkd.LDNetEncoder.v1, which a pretrained LM needs) is configs/paper/ner_ldnet.cfg.
@@ -332,11 +332,12 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         silver = isinstance(self, NERLabeller) and type(teacher_pipe) is EntityRecognizer
         expected = "greenkd_ner or greenkd_chunker" + (" (soft), or spaCy's ner (silver)" if isinstance(self, NERLabeller) else "")
         self.require_teacher_kind(teacher_pipe, isinstance(teacher_pipe, SequenceLabeller) or silver, expected)
-        self.cfg["distill_targets"] = "silver" if silver else "soft"
+        # Held in the run's settings, not cfg: the choice belongs to this run's teacher.
+        self.update_distill_settings(targets="silver" if silver else "soft")
 
     @property
     def _silver_teacher(self) -> bool:
-        return self.cfg.get("distill_targets") == "silver"
+        return self.distill_settings.targets == "silver"
 
     def teacher_settings(self) -> Dict[str, Any]:
         if self._silver_teacher:

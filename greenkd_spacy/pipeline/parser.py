@@ -29,7 +29,7 @@ from ..types import ParserInput, ParserScores, ParserTargets, Segment
 from .serialize import ShapedFromCfgMixin
 from .segments import doc_segments
 
-# The CPU-first default (issue 22, docs/benchmarks.md): the biaffine scorer over a 1 x 64
+# The CPU-first default (docs/benchmarks.md): the biaffine scorer over a 1 x 64
 # BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 96) whose
 # embeddings add hashed character 3-5-grams and drop a fifth of the words in training
 # (greenkd.SubwordHashEmbed.v1: rare words are read from their n-grams), no POS input, so
@@ -435,7 +435,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     @property
     def _silver_teacher(self) -> bool:
-        return self.cfg.get("distill_targets") == "silver"
+        return self.distill_settings.targets == "silver"
 
     def _distill_silver(
         self, teacher_pipe: Any, examples: List[Example], segments: List[Segment], gold: GoldArrays, drop: float
@@ -489,7 +489,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
             isinstance(teacher_pipe, BiaffineParser) or silver,
             "greenkd_parser (soft targets) or spaCy's parser (silver targets)",
         )
-        self.cfg["distill_targets"] = "silver" if silver else "soft"
+        # Held in the run's settings, not cfg: the choice belongs to this run's teacher.
+        self.update_distill_settings(targets="silver" if silver else "soft")
 
     def teacher_settings(self) -> Dict:
         """What, besides the teacher and the corpus, shapes the cached targets."""

@@ -16,7 +16,9 @@ the threshold and the textcat scorers behave exactly as in spaCy. What differs:
   the dense layers, this component the n-gram tables (SparseAdam's), on thinc's schedule;
 - `distill()` learns from a teacher text classifier (spaCy's `textcat` over a
   transformer, or another greenkd_textcat): KL on the class distribution at temperature
-  T, plus cross-entropy on gold labels where a doc has them.
+  T, plus cross-entropy on gold labels where a doc has them. The teacher and student
+  steps are those of every text classifier (distillation/contract_textcat.py, shared
+  with spaCy's textcat as a student); the loss is this component's own.
 """
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
@@ -36,11 +38,11 @@ from ..errors import Errors
 from ..models.dan import dan_module, ensure_dan
 from ..models.ngrams import NgramTable
 from ..data.text_corpus import iter_texts
-from ..distillation.contract import DistillableMixin, kl_divergence, log_softmax
-from ..distillation.targets import class_prob_records, class_probs_of
+from ..distillation.contract import binary_kl_divergence, kl_divergence, log_softmax
+from ..distillation.contract_textcat import TextcatDistillMixin
 from .serialize import ShapedFromCfgMixin
 
-# The factory's default model (issue 22: a component's default is what wins on CPU, by
+# The factory's default model (a component's default is what wins on CPU, by
 # measurement): the linear bag of 1-2-grams (greenkd.NgramLinear.v1: greenkd.DAN.v2 with
 # deep = false under its own name, so partial DAN.v2 blocks are not merged into it), which
 # trained from scratch scored above the DAN and above spaCy's BOW on SST-2's held-out
@@ -119,7 +121,7 @@ def make_multilabel_textcat(
     return DANMultiLabelTextCategorizer(nlp.vocab, model, name, threshold=threshold, scorer=scorer)
 
 
-class DANMixin(ShapedFromCfgMixin, DistillableMixin):
+class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
     """What both DAN text classifiers share; the subclass fixes `multilabel`."""
 
     multilabel: bool = False
@@ -289,71 +291,12 @@ class DANMixin(ShapedFromCfgMixin, DistillableMixin):
 
     # ------------------------------------------------------------------ distill
 
-    def check_teacher_kind(self, teacher_pipe: Any) -> None:
-        """The teacher must be a text classifier of the same kind with the same labels."""
-        is_textcat = isinstance(teacher_pipe, TextCategorizer)
-        teacher_multilabel = isinstance(teacher_pipe, MultiLabel_TextCategorizer) or getattr(
-            teacher_pipe, "multilabel", False
-        )
-        expected = ("textcat_multilabel" if self.multilabel else "textcat") + " (spaCy's or greenkd's)"
-        self.require_teacher_kind(teacher_pipe, is_textcat and teacher_multilabel == self.multilabel, expected)
-
-    def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
-        """The teacher's labels and, for a binary task, its positive label (which
-        spaCy's textcat scorer reports)."""
-        settings = DistillableMixin.settings_from_teacher(self, teacher_pipe)
-        positive_label = getattr(teacher_pipe, "cfg", {}).get("positive_label")
-        if positive_label:
-            settings["positive_label"] = positive_label
-        return settings
-
-    def teacher_settings(self) -> Dict[str, Any]:
-        """What, besides the teacher and the corpus, shapes the cached targets."""
-        return {"kind": "textcat", "multilabel": self.multilabel}
-
-    def teacher_records(
-        self, teacher_pipe: Any, teacher_docs: List[Doc], examples: List[Example], top_k: int
-    ) -> Dict[str, Dict]:
-        """The teacher's class probabilities for a batch, one cache record per doc."""
-        return class_prob_records(teacher_pipe, teacher_docs, [eg.predicted for eg in examples])
-
-    def distill(
-        self,
-        teacher_pipe: Any,
-        examples: Iterable[Example],
-        *,
-        drop: float = 0.0,
-        sgd: Optional[Optimizer] = None,
-        losses: Optional[Dict[str, float]] = None,
-    ) -> Dict[str, float]:
-        """Learn from the teacher on a batch: T^2 KL(teacher_T || student_T) on the class
-        distribution, plus gold_weight x cross-entropy where a doc has gold cats.
-
-        teacher_pipe: A trained text classifier whose docs (the examples' references)
-            went through the teacher pipeline's earlier components, or the cached
-            stand-in the distillation loop passes.
-        """
-        examples, losses = self.begin_distill(examples, losses)
-        if not examples:
-            return losses
-        teacher_probs = class_probs_of(teacher_pipe, [eg.predicted for eg in examples])
-        set_dropout_rate(self.model, drop)
-        logits, backprop = self.model.begin_update([eg.predicted for eg in examples])
-        loss, d_logits = self.get_teacher_student_loss(teacher_probs, logits)
-        if self.gold_weight > 0 and any(eg.reference.cats for eg in examples):
-            gold_loss, d_gold = self.get_loss(examples, logits)
-            loss += self.gold_weight * gold_loss
-            d_logits = d_logits + self.gold_weight * numpy.asarray(d_gold)
-        backprop(self.model.ops.asarray(d_logits.astype("float32")))
-        if sgd is not None:
-            self.finish_update(sgd)
-        losses[self.name] += loss
-        return losses
-
     def get_teacher_student_loss(
         self, teacher_scores: numpy.ndarray, student_scores: numpy.ndarray
     ) -> Tuple[float, numpy.ndarray]:
-        """T^2-scaled KL between teacher probabilities and student logits.
+        """T^2-scaled KL between teacher probabilities and student logits: the
+        contract's KL on the class distribution, or its binary form per label for
+        multi-label classes.
 
         teacher_scores (numpy.ndarray): (n_docs, n_labels) teacher probabilities.
         student_scores (numpy.ndarray): (n_docs, n_labels) student logits.
@@ -474,17 +417,3 @@ class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
         self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
         MultiLabel_TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels)
 
-
-def binary_kl_divergence(p: numpy.ndarray, logits: numpy.ndarray, temperature: float) -> Tuple[float, numpy.ndarray]:
-    """T^2 * mean over docs of the summed per-label Bernoulli KL(p_T || q_T), where p_T
-    is the teacher probability tempered in logit space; gradient w.r.t. the logits."""
-    n = max(1, logits.shape[0])
-    teacher_logits = numpy.log(p) - numpy.log1p(-p)
-    p_t = 1.0 / (1.0 + numpy.exp(-teacher_logits / temperature))
-    q_t = 1.0 / (1.0 + numpy.exp(-logits / temperature))
-    q_c = numpy.clip(q_t, MIN_PROB, 1 - MIN_PROB)
-    p_c = numpy.clip(p_t, MIN_PROB, 1 - MIN_PROB)
-    kl = p_c * (numpy.log(p_c) - numpy.log(q_c)) + (1 - p_c) * (numpy.log1p(-p_c) - numpy.log1p(-q_c))
-    loss = float(temperature**2 * kl.sum() / n)
-    grad = temperature * (q_t - p_t) / n
-    return loss, grad.astype("float32")

@@ -14,6 +14,7 @@ from typing import Dict, List, Optional, Tuple
 import torch
 from torch import nn
 
+from ...distillation.contract_torch import kl_divergence_torch
 from .crf import LinearChainCRF
 from .dense_lm import DenseLM, project_gates, r3_penalty, reverse_padded
 
@@ -219,7 +220,8 @@ class CRFHead(nn.Module):
             gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
             (None: 1 each).
         teacher: (B, T, C) teacher marginals; the loss adds T^2 KL(teacher_T || student_T)
-            per token (marginals tempered as p^(1/T), renormalised), mean over tokens.
+            per token (marginals tempered as p^(1/T), renormalised), mean over tokens:
+            the distillation contract's KL, on the log-marginals.
         """
         nonempty = lengths > 0
         emissions = self.emissions(flat, lengths)
@@ -246,15 +248,9 @@ class CRFHead(nn.Module):
             rows = nonempty
             student = self.crf.marginals(emissions[rows], lengths[rows], create_graph=True)
             mask = torch.arange(emissions.shape[1])[None, :] < lengths[rows][:, None]
-            p = temper(teacher[rows], temperature)
-            q = temper(student, temperature)
-            kl = (p * (torch.log(p.clamp(min=1e-8)) - torch.log(q.clamp(min=1e-8)))).sum(-1)
-            loss = loss + temperature**2 * kl[mask].mean()
+            # log p / T, renormalised, is p^(1/T) renormalised: the contract tempers
+            # log-probabilities, and the marginals' gradient flows through the logs.
+            teacher_logprobs = torch.log(teacher[rows].clamp(min=1e-8))
+            student_logprobs = torch.log(student.clamp(min=1e-8))
+            loss = loss + kl_divergence_torch(teacher_logprobs, student_logprobs, mask, temperature)
         return loss
-
-
-def temper(probs: torch.Tensor, temperature: float) -> torch.Tensor:
-    if temperature == 1.0:
-        return probs
-    logp = torch.log(probs.clamp(min=1e-8)) / temperature
-    return torch.softmax(logp, dim=-1)
