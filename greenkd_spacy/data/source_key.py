@@ -2,7 +2,7 @@
 
 The teacher cache is keyed by the corpus as the student sees it. Reading that means
 tokenizing every text, and over a million unlabeled sentences the reading alone took
-19 minutes before the teacher pass could begin (benchmarks/results/stream_rss.json):
+19 minutes before the teacher pass could begin (benchmarks/archive/stream_rss.json):
 the pass then reads the same texts again. A reader that knows where its docs come from
 can say the same thing from its sources: the bytes of its files, its settings and the
 tokenizer that turns text into docs. Our readers offer it as
