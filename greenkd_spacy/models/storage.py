@@ -4,8 +4,8 @@ On disk our components are mostly weights: hashed embedding tables (thinc) and t
 PyTorch modules (BiLSTM, biaffine head, the DAN's n-gram table), four bytes a number.
 Kept as float16 they take half the space; they are cast back to float32 when loaded,
 so the loaded model has the same shapes, dtypes and speed, and can be trained on. The
-values are rounded to float16's 11 significant bits; docs/benchmarks.md ("Compacted
-weights") gives what that did to the scores of the default models.
+values are rounded to float16's 11 significant bits; benchmarks/archive/compact.json
+gives what that did to the scores of the default models.
 
 What is compacted: every PyTorch module wrapped by models/torch_bridge.torch_wrapper
 (it loads through load_weights_only, whose load_state_dict casts back), wherever it
