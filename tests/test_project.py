@@ -55,6 +55,24 @@ def test_continue_run_copies_a_finished_run_with_its_cost_so_far(tmp_path):
     assert missing.returncode == 2 and "not a finished" in missing.stderr
 
 
+def _training_lines():
+    """(project dir, where, command line) of every `spacy train` written out in the root
+    project and the study projects: their project.yml scripts and their runner specs."""
+    import srsly
+
+    for project in [ROOT, *sorted(p.parent for p in (ROOT / "projects").glob("*/project.yml"))]:
+        for command in load_project_config(project)["commands"]:
+            for line in command["script"]:
+                yield project, command["name"], line
+        for spec_path in sorted(project.glob("*.yml")):
+            if spec_path.name == "project.yml":
+                continue
+            spec = srsly.read_yaml(spec_path)
+            for name, system in (spec.get("systems") or {}).items():
+                args = " ".join(f"--{key} {value}" for key, value in (system.get("args") or {}).items())
+                yield project, f"{spec_path.name}: {name}", f"{system.get('run', '')} {args}"
+
+
 def test_a_step_budget_override_also_moves_the_schedule_end():
     """A command that changes max_steps of a config whose learning rate decays to zero at
     total_steps must move total_steps with it: steps past total_steps train at rate 0,
@@ -64,21 +82,19 @@ def test_a_step_budget_override_also_moves_the_schedule_end():
 
     from confection import Config
 
-    config = load_project_config(ROOT)
     checked = 0
-    for command in config["commands"]:
-        for line in command["script"]:
-            args = shlex.split(line)
-            if "train" not in args or "--training.max_steps" not in args:
-                continue
-            cfg_path = ROOT / args[args.index("train") + 1]
-            if not cfg_path.exists():  # written by an earlier command (e.g. size variants)
-                continue
-            rate = Config().from_disk(cfg_path, interpolate=False)["training"]["optimizer"].get("learn_rate")
-            if not isinstance(rate, dict) or "total_steps" not in rate:
-                continue
-            steps = args[args.index("--training.max_steps") + 1]
-            assert "--training.optimizer.learn_rate.total_steps" in args, f"{command['name']}: {line}"
-            assert args[args.index("--training.optimizer.learn_rate.total_steps") + 1] == steps, command["name"]
-            checked += 1
-    assert checked >= 3
+    for project, where, line in _training_lines():
+        args = shlex.split(line)
+        if "train" not in args or "--training.max_steps" not in args:
+            continue
+        cfg_path = project / args[args.index("train") + 1]
+        if not cfg_path.exists():  # written by an earlier command (e.g. size variants)
+            continue
+        rate = Config().from_disk(cfg_path, interpolate=False)["training"]["optimizer"].get("learn_rate")
+        if not isinstance(rate, dict) or "total_steps" not in rate:
+            continue
+        steps = args[args.index("--training.max_steps") + 1]
+        assert "--training.optimizer.learn_rate.total_steps" in args, f"{project}: {where}: {line}"
+        assert args[args.index("--training.optimizer.learn_rate.total_steps") + 1] == steps, f"{project}: {where}"
+        checked += 1
+    assert checked >= 2
