@@ -4,7 +4,7 @@ The teacher is spaCy's textcat on MiniLM-L6 (configs/teachers/textcat_trf.cfg); 
 corpus is the first --docs lines of the unlabeled movie-review text, labelled for the
 DAN student of configs/students/textcat_dan.cfg. Every run writes a fresh cache; the script
 checks that all caches hold the same rows and soft targets, and writes
-benchmarks/results/annotate_throughput.json.
+benchmarks/archive/annotate_throughput.json.
 
 The teacher's speed does not depend on its weight values, so without --teacher the
 script uses an initialized, untrained teacher (stated in the results); pass a trained
@@ -93,7 +93,7 @@ def main() -> None:
     parser.add_argument("--shard-size", type=int, default=250)
     parser.add_argument("--teacher", type=Path, default=None)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "benchmarks/results/annotate_throughput.json")
+    parser.add_argument("-o", "--output", type=Path, default=ROOT / "benchmarks/archive/annotate_throughput.json")
     args = parser.parse_args()
     import torch
 

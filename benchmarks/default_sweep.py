@@ -67,7 +67,7 @@ CONFIG_CANDIDATES: Dict[str, Dict[str, Any]] = {
                      "overrides": {"training.dropout": "0.33"}},
     # Leaner hybrids, tried after hybrid-drop3 parsed EWT at 0.89-0.94x spaCy's words/s: in
     # alternating passes over EWT test (untrained weights, one thread;
-    # benchmarks/results/explore_hybrid_speed_ewt.json) a 128-unit arc MLP made the pipeline
+    # benchmarks/archive/explore_hybrid_speed_ewt.json) a 128-unit arc MLP made the pipeline
     # 3 % faster, with a 2-layer CNN 16 %, with a 64-unit BiLSTM instead 7 % (lean: not timed).
     "hybrid-cnn2": {"config": "projects/parser/configs/parser_hybrid.cfg", "tasks": ["parser-ta", "parser-en"],
                     "overrides": {"training.dropout": "0.33", "components.tok2vec.model.encode.depth": "2",
@@ -291,15 +291,15 @@ def main(argv: Sequence[str]) -> None:
         "--max-steps", type=int, default=0,
         help="stop every candidate after this many steps instead (with --budget-minutes 0: no wall-clock budget): "
         "an exploration that a busy machine cannot bias, trained in training/<task>/sweep-<N>steps and recorded "
-        "in benchmarks/results/<task>_default_sweep_<N>steps.json; a candidate it picks still needs the budgeted run",
+        "in benchmarks/archive/<task>_default_sweep_<N>steps.json; a candidate it picks still needs the budgeted run",
     )
     parser.add_argument(
         "--seed", type=int, default=0,
         help="train with this seed (system.seed) instead of 0: on a treebank as small as Tamil-TTB a seed moves dev "
         "LAS by points, so a candidate is compared over several; trained in training/<task>/sweep-seed<N> and "
-        "recorded in benchmarks/results/<task>_default_sweep_seed<N>.json",
+        "recorded in benchmarks/archive/<task>_default_sweep_seed<N>.json",
     )
-    parser.add_argument("--output", type=Path, help="default: benchmarks/results/<task>_default_sweep.json")
+    parser.add_argument("--output", type=Path, help="default: benchmarks/archive/<task>_default_sweep.json")
     args = parser.parse_args(argv)
     names = args.only or list(CANDIDATES)
     sweep = sweep_dir(args.task, args.max_steps, args.seed)
@@ -312,7 +312,7 @@ def main(argv: Sequence[str]) -> None:
         print(f"{name}: training", " ".join(command), flush=True)
         subprocess.run(command, check=True)
     suffix = (f"_{args.max_steps}steps" if args.max_steps else "") + (f"_seed{args.seed}" if args.seed else "")
-    output = args.output or Path("benchmarks/results") / f"{args.task}_default_sweep{suffix}.json"
+    output = args.output or Path("benchmarks/archive") / f"{args.task}_default_sweep{suffix}.json"
     # Every candidate trained for this task so far, so that a sweep run with --only adds
     # its rows to the earlier ones instead of replacing them.
     trained = [n for n in [*CANDIDATES, *CONFIG_CANDIDATES] if (sweep / n / "run.json").exists()]

@@ -7,7 +7,7 @@ labeller (configs/paper/ner_ldnet.cfg) on the same sentences with spaCy's
 `batch_by_padded` (length buckets), one CPU thread, and reports ms per sentence.
 
 Usage: python benchmarks/run.py ldnet_batching [--train corpus/conll03/train.spacy]
-           [--sentences 960] [--output benchmarks/results/ldnet_batching.json]
+           [--sentences 960] [--output benchmarks/archive/ldnet_batching.json]
 """
 import argparse
 import datetime

@@ -8,7 +8,7 @@ chunking, writing spans) - and gives each torch part its multiply-adds per token
 pipeline is timed component by component in the same run.
 
 Usage: python benchmarks/run.py ldnet_profile LDNET_MODEL SPACY_MODEL TEST.spacy
-           [--batch-size 256] [--output benchmarks/results/ldnet_profile_ner.json]
+           [--batch-size 256] [--output benchmarks/archive/ldnet_profile_ner.json]
 """
 import argparse
 import datetime
@@ -139,7 +139,7 @@ def main() -> None:
     parser.add_argument("spacy_model", help="spaCy's own CPU ner pipeline, trained on the same data")
     parser.add_argument("test", help="the .spacy test set (its texts are re-tokenised by each pipeline)")
     parser.add_argument("--batch-size", type=int, default=256)
-    parser.add_argument("--output", default="benchmarks/results/ldnet_profile_ner.json")
+    parser.add_argument("--output", default="benchmarks/archive/ldnet_profile_ner.json")
     args = parser.parse_args()
     torch.set_num_threads(1)
     rows = {}

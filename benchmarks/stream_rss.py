@@ -11,7 +11,7 @@ corpora, repeated until N lines), streamed ([distillation] max_epochs = -1) for
 separate `spacy distill` process under benchmarks/timed.py, which records its peak RSS.
 
 Usage: python benchmarks/run.py stream_rss TREC_DIR UNLABELED_DIR --sizes 100000,1000000
-           [--work training/stream] [--output benchmarks/results/stream_rss.json]
+           [--work training/stream] [--output benchmarks/archive/stream_rss.json]
 TREC_DIR holds train.spacy and heldout.spacy (benchmarks/textcat_data.py trec convert).
 """
 import argparse

@@ -4,7 +4,7 @@ same sentences in corpus order and shortest first, alternating rounds, one threa
 A transformer teacher pads each batch to its longest doc; the pass (worker.RecordMaker)
 now hands the teacher each shard's docs shortest first. This times both orders with the
 real record-making code (teacher pipeline + the student's record encoding), checks that
-both give every doc the same record, and writes benchmarks/results/teacher_batch_order.json.
+both give every doc the same record, and writes benchmarks/archive/teacher_batch_order.json.
 
 The teacher: --teacher PATH (e.g. training/sst2/teacher-trf/model-best), or without it an
 initialized, untrained MiniLM-L6 textcat teacher (speed does not depend on the weights).
@@ -47,7 +47,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--skip", type=int, default=100000, help="start this many lines in (past SST-2's own phrases)")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--batch-size", type=int, default=64, help="the teacher pass's batch (annotate's default)")
-    parser.add_argument("-o", "--output", type=Path, default=ROOT / "benchmarks/results/teacher_batch_order.json")
+    parser.add_argument("-o", "--output", type=Path, default=ROOT / "benchmarks/archive/teacher_batch_order.json")
     args = parser.parse_args(argv)
     import torch
 

@@ -81,8 +81,7 @@ class Errors(metaclass=ErrorsWithCodes):
     E014 = (
         "The teacher pipeline '{path}' could not be loaded ({error}). Pass the path of a "
         "trained pipeline directory (e.g. training/full-goldpos/model-best) or the name "
-        "of an installed pipeline package; train it first with `spacy project run "
-        "train-full-goldpos` if it is missing."
+        "of an installed pipeline package; train it first (`spacy train`) if it is missing."
     )
     E015 = (
         "The teacher pipeline has no component '{teacher}' for the student component "
