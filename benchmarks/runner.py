@@ -142,6 +142,26 @@ class Runner:
 
         return PLACEHOLDER.sub(value, text)
 
+    def words(self, command: str, run: Run) -> List[str]:
+        """A command's tokens filled in; a token that is only {vars.X} becomes the words
+        of X's value (none if it is empty)."""
+        tokens = []
+        for token in shlex.split(command):
+            whole = PLACEHOLDER.fullmatch(token)
+            if whole and whole.group(1).startswith("vars."):
+                tokens += shlex.split(self.spec.vars[whole.group(1)[5:]])
+            else:
+                tokens.append(self.fill(token, run))
+        return tokens
+
+    def lineage(self, run: Run) -> List[Run]:
+        """The runs whose model this run goes on from (systems.NAME.continues), earliest
+        first, and the run itself."""
+        runs = [run]
+        while runs[0].system.continues:
+            runs.insert(0, self.run_of(runs[0].system.continues, runs[0]))
+        return runs
+
     def row_name(self, run: Run) -> str:
         default = "{system}{seed_suffix}" if run.budget is None else "{system}-{budget}{seed_suffix}"
         return self.fill(run.system.row or default, run)
@@ -170,7 +190,7 @@ class Runner:
     def train_command(self, run: Run) -> List[str]:
         """The run's command: its `run` filled in, its `args`, its budget and seed."""
         system = run.system
-        tokens = [self.fill(token, run) for token in shlex.split(system.run)]
+        tokens = self.words(system.run, run)
         for key, value in system.args.items():
             tokens += [f"--{key}", self.fill(value, run)]
         if system.budget == "minutes":
@@ -218,7 +238,7 @@ class Runner:
                 template = run.system.bench or self.spec.bench
                 if not template:
                     raise self.spec.error(f"systems.{run.system.name}.bench", "no bench command (set bench: at the top or for the system)")
-                tokens = [self.fill(token, run) for token in shlex.split(template)]
+                tokens = self.words(template, run)
                 print(f"bench {self.label(run)} -> {results}: {shlex.join(tokens)}", flush=True)
                 if self.dry_run:
                     continue
@@ -227,8 +247,11 @@ class Runner:
                     self.execute(f"Benching {self.label(run)}", tokens + ["--output", str(measured)])
                     measurement = srsly.read_json(measured)
                 row = {"system": self.row_name(run), **measurement}
-                summary = run.output / "distill_summary.json"
-                add_costs(row, [run.cost] if run.cost.is_file() else None, [summary] if summary.is_file() else None)
+                # Its own cost, after the cost of the runs it goes on from (continues).
+                lineage = self.lineage(run)
+                costs = [r.cost for r in lineage if r.cost.is_file()]
+                summaries = [r.output / "distill_summary.json" for r in lineage if (r.output / "distill_summary.json").is_file()]
+                add_costs(row, costs or None, summaries or None)
                 stamp(row, run.model, measurement.get("data") or self.test_set(data), command=shlex.join(tokens))
                 results.parent.mkdir(parents=True, exist_ok=True)
                 write_row(results, row)

@@ -20,6 +20,10 @@ key, e.g. "spec.yml: systems.student.run: {model:teacher} names no system".
         row: "{system}-{budget}{seed_suffix}" # results row name
         bench: "..."                          # this system's own bench command
         args: {training.dropout: 0.1}         # appended as --training.dropout 0.1
+        continues: NAME                       # goes on from NAME's model (fine-tuning,
+                                              # pruning): its row adds NAME's cost
+A token of run or bench that is only {vars.X} stands for the words of X's value (none
+if it is empty), e.g. extra config overrides for a quick check.
 """
 import re
 from dataclasses import dataclass, field
@@ -30,7 +34,7 @@ import srsly
 
 BUDGET_MODES = ("minutes", "steps", "none")
 TOP_KEYS = {"results", "data", "seeds", "budgets", "bench", "speed", "bootstrap", "vars", "systems"}
-SYSTEM_KEYS = {"run", "budget", "budget_arg", "seeds", "budgets", "row", "bench", "args"}
+SYSTEM_KEYS = {"run", "budget", "budget_arg", "seeds", "budgets", "row", "bench", "args", "continues"}
 # {name}, {vars.name}, {model:NAME}
 PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_-]+|:[A-Za-z0-9_.-]+)?)\}")
 RUN_NAMES = {"output", "model", "data", "seed", "budget", "seed_suffix", "system"}
@@ -57,6 +61,7 @@ class System:
     row: Optional[str] = None
     bench: Optional[str] = None
     args: Dict[str, str] = field(default_factory=dict)
+    continues: Optional[str] = None
 
     def templates(self) -> Iterator[tuple]:
         """(key, template) of every string of this system that placeholders fill."""
@@ -68,8 +73,9 @@ class System:
             yield f"args.{key}", value
 
     def needs(self) -> List[str]:
-        """The systems whose model this one's run reads ({model:NAME})."""
-        return [name.split(":", 1)[1] for _, text in self.templates() for name in PLACEHOLDER.findall(text) if name.startswith("model:")]
+        """The systems whose model this one's run reads ({model:NAME}) or continues."""
+        read = [name.split(":", 1)[1] for _, text in self.templates() for name in PLACEHOLDER.findall(text) if name.startswith("model:")]
+        return read + ([self.continues] if self.continues and self.continues not in read else [])
 
 
 @dataclass
@@ -182,6 +188,7 @@ def _system(spec: Spec, name: str, entry: object) -> System:
         row=entry.get("row"),
         bench=entry.get("bench"),
         args={str(k): str(v) for k, v in args.items()},
+        continues=str(entry["continues"]) if entry.get("continues") else None,
     )
 
 
@@ -190,6 +197,9 @@ def _check_placeholders(spec: Spec) -> None:
     data_keys = set.intersection(*(set(entry) for entry in spec.data.values()))
     templates = [("results", spec.results, None), ("bench", spec.bench or "", None), ("speed", spec.speed, None)]
     templates += [(f"systems.{s.name}.{key}", text, s) for s in spec.systems.values() for key, text in s.templates()]
+    for system in spec.systems.values():
+        if system.continues and system.continues not in spec.systems:
+            raise spec.error(f"systems.{system.name}.continues", f"{system.continues!r} names no system (the systems are {', '.join(spec.systems)})")
     for key, text, system in templates:
         for name in PLACEHOLDER.findall(text):
             if name.startswith("vars."):

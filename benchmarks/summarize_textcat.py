@@ -1,8 +1,8 @@
 """Check the text classification targets (the study's and the CPU-first
 defaults') against the results files.
 
-Reads benchmarks/results/textcat_sst2.json and textcat_trec.json (written by
-`spacy project run bench-textcat`) and prints each target with the measured figures and
+Reads results/textcat_sst2.json and textcat_trec.json of projects/textcat (written by
+its `spacy project run bench`) and prints each target with the measured figures and
 whether it is met, so the claims in the docs come from the JSON and nothing else. With
 --output, the checks are also written as JSON.
 
@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Tuple
 
 from benchmarks import target_checks
 
-BATCH = "1000"  # the issue's throughput targets are at batch 1000
+BATCH = "1000"  # the throughput targets are at batch 1000
 
 
 def speed(row: Dict) -> float:
@@ -117,4 +117,4 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
 
 
 if __name__ == "__main__":
-    target_checks.main(check, __doc__.splitlines()[0], ["benchmarks/results/textcat_sst2.json", "benchmarks/results/textcat_trec.json"], "`textcat_study.sh TASK bench`")
+    target_checks.main(check, __doc__.splitlines()[0], ["results/textcat_sst2.json", "results/textcat_trec.json"], "`spacy project run bench` in projects/textcat")

@@ -1,8 +1,8 @@
-"""The data of the text classification study (sparse-distillation-dan.md) for one task:
+"""The data of the text classification study (sparse-distillation-dan.md), per task:
 the labeled sets and the distillation transfer set. The training and bench stages are
-project.yml commands; this holds what differs between the tasks.
+the study's runner (projects/textcat/spec.yml); this holds what differs between the tasks.
 
-Usage: python benchmarks/run.py textcat_data TASK STAGE [--data DIR] [options]
+Usage: python benchmarks/run.py textcat_data TASK [TASK ...] STAGE [--data DIR] [options]
   TASK:  sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
   STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy; sst2 also test.spacy, SST's labeled test split)
          transfer (corpus/TASK/transfer.txt.gz)
@@ -25,7 +25,9 @@ TASKS = {
     # Model selection on 10 % of GLUE train's whole sentences, whose phrases leave
     # training (data/heldout.py: a random 5 % of phrases sat 88 % inside training ones
     # until 2026-11-26); the GLUE dev set is the test set.
-    "sst2": {"format": "sst2", "train": "sst2/train.tsv", "eval": "sst2/dev.tsv", "heldout": 0.1, "whole_texts": True},
+    "sst2": {"format": "sst2", "train": "sst2/train.tsv", "eval": "sst2/dev.tsv", "heldout": 0.1, "whole_texts": True,
+             # SST's labeled binary test split (GLUE withholds its labels): a second test set
+             "test": "sst2/test_labeled.tsv"},
     "trec": {"format": "trec", "train": "trec/train_5500.label", "eval": "trec/TREC_10.label", "heldout": 0.1},
 }
 QUESTION = re.compile(r"\?\s*$")
@@ -52,7 +54,7 @@ def convert(task: str, data: Path, corpus: Path) -> None:
         if (data / spec["test"]).exists():
             spacy_cli("greenkd-convert-textcat", str(data / spec["test"]), str(corpus / "test.spacy"), "-f", spec["format"])
         else:
-            print(f"no {data / spec['test']}: corpus/{task}/test.spacy not made (only eval-textcat-seeds reads it)")
+            print(f"no {data / spec['test']}: corpus/{task}/test.spacy not made (only the seeds summary reads it)")
 
 
 def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> None:
@@ -82,19 +84,20 @@ def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> N
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("task", choices=sorted(TASKS))
+    parser.add_argument("task", nargs="+", choices=sorted(TASKS))
     parser.add_argument("stage", choices=["convert", "transfer"])
     parser.add_argument("--data", type=Path, default=Path("assets"))
     parser.add_argument("--imdb-sentences", type=int, default=200000)
     parser.add_argument("--aug-variants", type=int, default=8)
     parser.add_argument("--imdb-questions", type=int, choices=[0, 1], default=1)
     args = parser.parse_args()
-    corpus = Path("corpus") / args.task
-    corpus.mkdir(parents=True, exist_ok=True)
-    if args.stage == "convert":
-        convert(args.task, args.data, corpus)
-    else:
-        transfer(args.task, args.data, corpus, args)
+    for task in args.task:
+        corpus = Path("corpus") / task
+        corpus.mkdir(parents=True, exist_ok=True)
+        if args.stage == "convert":
+            convert(task, args.data, corpus)
+        else:
+            transfer(task, args.data, corpus, args)
     return 0
 
 

@@ -86,7 +86,7 @@ def test_study_script_converts_a_task(tmp_path):
     heldout = list(DocBin().from_disk(work / "corpus/trec/heldout.spacy").get_docs(spacy.blank("en").vocab))
     assert len(train) + len(heldout) == 30 and len(heldout) == 3
     assert set(train[0].cats) == {"HUM", "LOC", "NUM"}
-    bad = subprocess.run([sys.executable, str(REPO / "benchmarks/textcat_data.py"), "imdb", "convert"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, str(REPO / "benchmarks/textcat_data.py"), "trec", "imdb", "convert"], capture_output=True, text=True)
     assert bad.returncode == 2 and "invalid choice: 'imdb'" in bad.stderr
 
 
@@ -133,27 +133,29 @@ def test_imdb_archive_converts_to_the_mirror_layout(tmp_path):
     assert result.returncode != 0 and "aclImdb_v1.tar.gz" in result.stderr
 
 
-def test_tfidf_svm_row_is_scored_timed_and_costed(tmp_path):
-    """The classical anchor of the textcat bench: fitted on train, scored and timed on
-    the test texts, its training cost and size on disk in the row."""
+def test_tfidf_svm_is_fitted_then_scored_and_timed(tmp_path):
+    """The classical anchor of the textcat bench: `fit` pickles it into a model
+    directory (the runner times that as its training), `bench` scores and times it on
+    the test texts and writes the measurement, its size on disk included."""
     import json
 
     nlp = spacy.blank("en")
     write_corpus(nlp, tmp_path / "train.spacy")
-    out = tmp_path / "results.json"
+    script = [sys.executable, str(REPO / "benchmarks" / "run.py"), "tfidf_svm"]
+    fitted = subprocess.run([*script, "fit", str(tmp_path / "train.spacy"), str(tmp_path / "svm")], capture_output=True, text=True, cwd=REPO)
+    assert fitted.returncode == 0, fitted.stderr[-2000:]
+    out = tmp_path / "measurement.json"
     result = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "run.py"), "tfidf_svm", str(tmp_path / "train.spacy"),
-         str(tmp_path / "train.spacy"), "-o", str(out), "--model-dir", str(tmp_path / "svm"),
-         "--repeats", "1", "--min-docs", "200"],
+        [*script, "bench", str(tmp_path / "svm"), str(tmp_path / "train.spacy"), "--output", str(out), "--repeats", "1", "--min-docs", "200"],
         capture_output=True, text=True, cwd=REPO,
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    (row,) = json.loads(out.read_text())
-    assert row["system"] == "tfidf-svm"
+    row = json.loads(out.read_text())
     assert row["accuracy"] == 100.0  # a linear SVM separates its own training texts
     assert set(row["per_class"]) == {"pos", "neg"} and row["macro_f1"] == 100.0
     assert row["docs_per_second"] > 0 and row["timed_docs"] >= 200
-    assert row["disk_bytes"] > 0 and row["train_wall_seconds"] >= 0 and row["train_cpu_seconds"] >= 0
+    assert row["disk_bytes"] > 0 and row["fit_cpu_seconds"] >= 0 and row["train_docs"] == len(DATA)
+    assert row["model"] == str(tmp_path / "svm") and row["data"] == str(tmp_path / "train.spacy")
 
 
 def test_textcat_profile_splits_the_dan_and_bow_passes(tmp_path, monkeypatch):
