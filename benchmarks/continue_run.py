@@ -1,7 +1,7 @@
 """Copy a finished `spacy distill` run so that the copy can be resumed with a larger
 step budget, leaving the original as it was.
 
-Usage: python benchmarks/run.py continue_run SOURCE_DIR TARGET_DIR
+Usage: python benchmarks/run.py continue_run SOURCE_DIR TARGET_DIR [-- COMMAND ...]
 
 `spacy distill` resumes from OUTPUT/model-last, so rerunning it on a copy with a higher
 --distillation.max_steps trains only the added steps. The copy leaves out the source's
@@ -9,10 +9,12 @@ train_cost.json: the cost file written around the resumed run then covers the ad
 steps only. The resumed run's distill_summary.json covers all of them: the state in
 model-last carries the training seconds so far; for a run finished before states did
 (2026-11-26), the copy's state takes them from the source's distill_summary.json.
-Does nothing if TARGET_DIR exists.
+Does nothing if TARGET_DIR exists. With `-- COMMAND`, then runs COMMAND (the resumed
+`spacy distill ... TARGET_DIR`), so that a study's spec trains such a run as one command.
 """
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -55,7 +57,17 @@ def main(source: Path, target: Path) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    if len(sys.argv) != 3:
+def run(argv: list) -> int:
+    paths, command = (argv[: argv.index("--")], argv[argv.index("--") + 1 :]) if "--" in argv else (argv, [])
+    if len(paths) != 2 or ("--" in argv and not command):
         sys.exit(__doc__)
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    code = main(Path(paths[0]), Path(paths[1]))
+    if code or not command:
+        return code
+    if command[0] in ("python", "python3"):
+        command[0] = sys.executable  # this interpreter, as `spacy project run` does
+    return subprocess.call(command)
+
+
+if __name__ == "__main__":
+    sys.exit(run(sys.argv[1:]))

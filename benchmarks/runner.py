@@ -232,6 +232,9 @@ class Runner:
         for data in data_names:
             results = self.results(data)
             for run in sorted(self.runs(data, systems), key=self.group):
+                if run.system.bench == "none":
+                    msg.info(f"{self.label(run)}: a stage other systems go on from (bench: none), not benched")
+                    continue
                 if not run.model.is_dir() or (run.cost.is_file() and not finished(run)):
                     msg.info(f"{self.label(run)}: not trained ({run.model}), skipped")
                     continue

@@ -18,7 +18,8 @@ key, e.g. "spec.yml: systems.student.run: {model:teacher} names no system".
         seeds: [0]                            # this system's own seeds
         budgets: [1000]                       # this system's own budgets
         row: "{system}-{budget}{seed_suffix}" # results row name
-        bench: "..."                          # this system's own bench command
+        bench: "..."                          # this system's own bench command (none: a
+                                              # stage others go on from, not benched)
         args: {training.dropout: 0.1}         # appended as --training.dropout 0.1
         continues: NAME                       # goes on from NAME's model (fine-tuning,
                                               # pruning): its row adds NAME's cost

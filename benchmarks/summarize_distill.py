@@ -1,13 +1,13 @@
 """Check the distillation study's targets against a results file.
 
-Reads benchmarks/results/parser_distill_ewt.json (written by `spacy project run bench-distill`) and
-prints each target with the measured figures and whether it is met, so the claims in the
+Reads projects/parser-distill/results/parser_distill_ewt.json (written by that project's
+`bench`) and prints each target with the measured figures and whether it is met, so the claims in the
 docs come from the JSON and nothing else. With --output, the checks are also written as
 JSON.
 
 Speeds are compared only between rows benched on the same date: a session may get a
 different machine, so words/s from two bench runs on different days are not comparable
-(the rows of one bench-distill run share a date).
+(the rows of one bench run share a date).
 
 Usage: python benchmarks/run.py summarize_distill [RESULTS.json] [--output CHECKS.json]
 """
@@ -96,7 +96,7 @@ def check(rows: List[Dict]) -> List[Dict]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", nargs="?", default="benchmarks/results/parser_distill_ewt.json")
+    parser.add_argument("results", nargs="?", default="projects/parser-distill/results/parser_distill_ewt.json")
     parser.add_argument("--output", default=None)
     args = parser.parse_args()
     with open(args.results, encoding="utf8") as file_:

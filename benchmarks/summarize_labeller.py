@@ -1,9 +1,10 @@
 """Check the LD-Net study's targets against its results files.
 
-Reads benchmarks/results/ner_conll03.json and chunk_conll00.json (written by
-`spacy project run ner-bench` or `chunk-bench`) and prints each target with the measured figures and
-whether it is met, so the claims in the docs come from the JSON alone. With --output,
-the checks are also written as JSON.
+Reads projects/ner-conll03/results/ner_conll03.json and
+projects/chunk-conll00/results/chunk_conll00.json (written by each study project's
+`bench`) and prints each target with the measured figures and whether it is met, so the
+claims in the docs come from the JSON alone. With --output, the checks are also written
+as JSON.
 
 Usage: python benchmarks/run.py summarize_labeller [RESULTS.json ...] [--output CHECKS.json]
 """
@@ -11,7 +12,7 @@ from typing import Dict, List
 
 from benchmarks import target_checks
 
-# The issue's pruning target: at least this share of the LM's FLOPs gone ...
+# The pruning target: at least this share of the LM's FLOPs gone ...
 MIN_FLOPS_CUT = 0.80
 # ... for no more than this many F1 points lost (NER).
 MAX_F1_LOSS = 0.5
@@ -64,4 +65,4 @@ def check(task: str, rows: List[Dict]) -> List[Dict]:
 
 
 if __name__ == "__main__":
-    target_checks.main(check, __doc__.splitlines()[0], ["benchmarks/results/ner_conll03.json", "benchmarks/results/chunk_conll00.json"], "`ldnet_study.sh TASK bench`")
+    target_checks.main(check, __doc__.splitlines()[0], ["projects/ner-conll03/results/ner_conll03.json", "projects/chunk-conll00/results/chunk_conll00.json"], "the study project's `bench`")

@@ -291,7 +291,7 @@ def test_warns_once_when_a_pos_reading_parser_gets_no_pos():
 
 
 def test_default_model_is_the_small_cpu_first_one():
-    """`add_pipe("greenkd_parser")` gives the CPU-first default (issue 22), not the
+    """`add_pipe("greenkd_parser")` gives the CPU-first default, not the
     paper's 3 x 400 model with a POS input: no POS needed, a 1 x 64 BiLSTM over spaCy's
     hash-embedding CNN, a 128-d arc MLP."""
     nlp = spacy.blank("en")

@@ -1,5 +1,5 @@
 """spaCy's own `tagger` teaches and learns through the distillation loop, as it is:
-no new factory, the student a plain spaCy pipeline (issue 21, first kind)."""
+no new factory, the student a plain spaCy pipeline (first kind)."""
 import copy
 
 import numpy

@@ -115,6 +115,7 @@ def prune_lm_cli(
         if after >= before:
             msg.warn(Warnings.W002.format(name=name))
         msg.good(f"{name}: LM FLOPs/token {before:,} -> {after:,} ({100 * (1 - after / max(1, before)):.1f} % fewer)")
+    Path(output).parent.mkdir(parents=True, exist_ok=True)  # as spacy train --output does
     nlp.to_disk(output)
     msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
 
