@@ -70,6 +70,6 @@ if __name__ == "__main__":
     main(
         check,
         __doc__.splitlines()[0],
-        ["projects/pipeline-ewt/results/pipeline_ewt.json", "benchmarks/results/ner_distill_conll03.json"],
+        ["projects/pipeline-ewt/results/pipeline_ewt.json", "projects/ner-conll03/results/ner_distill_conll03.json"],
         "the study project's bench",
     )

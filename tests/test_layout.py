@@ -96,3 +96,14 @@ def test_readme_student_config_is_the_shipped_one():
         lines.pop(0)
     body = "\n".join(lines).strip()
     assert blocks[0].strip() == body
+
+
+def test_readme_results_table_is_made_from_the_results_files():
+    """Every row of the README's results table is what benchmarks/headline.py computes
+    from the studies' committed results (no figure typed in by hand)."""
+    from benchmarks.headline import HEADLINES, markdown, measure
+
+    table = markdown([measure(headline) for headline in HEADLINES])
+    readme = (ROOT / "README.md").read_text(encoding="utf8")
+    assert table in readme
+    assert (ROOT / "docs" / "images" / "accuracy_speed.png").stat().st_size > 10_000
