@@ -6,8 +6,8 @@ trained for the same minutes as spaCy's, or a distilled student), spaCy's own co
 scores are averaged and its speed ratios given as a range, each against the baseline of
 the same seed (benched in the same run). Nothing here is typed in by hand but the names.
 
-Usage (from the repository root):
-    python benchmarks/run.py headline [--markdown] [--plot docs/images/accuracy_speed.png]
+Usage (from the repository root; --plot needs matplotlib: pip install -e ".[lab]"):
+    python benchmarks/run.py headline [--plot docs/images/accuracy_speed.png] [--json OUT.json]
 """
 import argparse
 import statistics
