@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import spacy
 import srsly
-from spacy.tokens import DocBin
 
 from benchmarks.runner import main as runner
 from benchmarks.spec import SpecError, load_spec
 
 from .test_runner import TRAIN, logged, study, write_spec  # noqa: F401  (the fixture)
+from .test_textcat_study import write_corpus
 
 ROOT = Path(__file__).parent.parent
 PROJECT = ROOT / "projects" / "textcat"
@@ -78,13 +78,7 @@ def test_continues_must_name_a_system(tmp_path):
 
 
 def write_cats(path: Path, items) -> None:
-    nlp = spacy.blank("en")
-    docs = []
-    for text, label in items:
-        doc = nlp.make_doc(text)
-        doc.cats = {"pos": float(label == "pos"), "neg": float(label == "neg")}
-        docs.append(doc)
-    DocBin(docs=docs).to_disk(path)
+    write_corpus(spacy.blank("en"), path, items)
 
 
 def test_the_seeds_summary_reads_the_runners_models(study):

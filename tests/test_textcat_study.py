@@ -16,9 +16,10 @@ from .test_textcat import DATA, trained
 REPO = Path(__file__).resolve().parent.parent
 
 
-def write_corpus(nlp, path: Path) -> None:
+def write_corpus(nlp, path: Path, items=DATA) -> None:
+    """Labelled texts as a .spacy corpus of exclusive pos/neg cats."""
     docs = []
-    for text, label in DATA:
+    for text, label in items:
         doc = nlp.make_doc(text)
         doc.cats = {"pos": float(label == "pos"), "neg": float(label == "neg")}
         docs.append(doc)
