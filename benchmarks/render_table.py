@@ -73,11 +73,17 @@ def add_derived(rows: list, baseline: str = "", teacher: str = "") -> list:
     return out
 
 
-# --compact: what a reader compares first (the quickstart's table).
+# --compact: what a reader compares first (the quickstart's table), sizes in M and MB.
 COMPACT = [
     "system", "accuracy", "macro_f1", "f1", "uas", "las", "words_per_second", "speed_ratio", "params", "disk_bytes",
-    "train_wall_seconds", "train_cpu_seconds", "teacher_annotation_cpu_seconds", "cpu_in_all",
+    "train_cpu_seconds", "teacher_annotation_cpu_seconds", "cpu_in_all",
 ]
+
+
+def readable_size(value: int, unit: str, scale: float) -> str:
+    """One decimal below 100 (22.7 M, 6.5 MB), none above (268 MB)."""
+    scaled = value / scale
+    return f"{scaled:.1f} {unit}" if scaled < 100 else f"{scaled:,.0f} {unit}"
 
 
 def render(path: str, baseline: str = "", teacher: str = "", compact: bool = False) -> str:
@@ -88,7 +94,7 @@ def render(path: str, baseline: str = "", teacher: str = "", compact: bool = Fal
     if teacher:
         columns.insert(columns.index(("disk_bytes", "disk bytes")), ("cpu_in_all", "CPU s in all"))
     if compact:
-        columns = [column for column in columns if column[0] in COMPACT]
+        columns = [(key, "disk" if key == "disk_bytes" else name) for key, name in columns if key in COMPACT]
     keys = [key for key, _ in columns if any(field(row, key) is not None for row in rows)]
     names = dict(columns)
     lines = ["| " + " | ".join(names[k] for k in keys) + " |", "|" + "---|" * len(keys)]
@@ -100,6 +106,10 @@ def render(path: str, baseline: str = "", teacher: str = "", compact: bool = Fal
                 value = f"{100 * value:.1f} %"
             elif isinstance(value, (int, float)) and key.startswith("docs_per"):
                 value = f"{value:,.0f}"
+            elif isinstance(value, int) and compact and key == "params":
+                value = readable_size(value, "M", 1e6)
+            elif isinstance(value, int) and compact and key == "disk_bytes":
+                value = readable_size(value, "MB", 1e6)
             elif isinstance(value, int) and key in ("params", "disk_bytes", "words_per_second", "lm_flops_per_token"):
                 value = f"{value:,}"
             elif isinstance(value, float) and key.endswith(("seconds", "per_second", "_mb")):

@@ -74,8 +74,10 @@ class Run:
 
 
 def finished(run: Run) -> bool:
-    """Whether the run's cost record says it ran to the end."""
-    return run.cost.is_file() and srsly.read_json(run.cost).get("exit_code") == 0
+    """Whether the run ran to the end and left a model to bench: its cost record says
+    it exited cleanly and model-best exists (a training whose budget ended before its
+    first evaluation exits cleanly without one)."""
+    return run.cost.is_file() and srsly.read_json(run.cost).get("exit_code") == 0 and run.model.is_dir()
 
 
 def executable(tokens: List[str]) -> List[str]:
@@ -227,6 +229,10 @@ class Runner:
                 if run.output.exists() and self.force:
                     shutil.rmtree(run.output)
                 self.execute(f"Training {self.label(run)}", command)
+                if not run.model.is_dir():
+                    msg.fail(f"{self.label(run)} ended without {run.model}: its budget ran out before its "
+                             "first evaluation. Give it a larger budget (--budgets) or evaluate more often "
+                             "(eval_frequency), then run the runner again.", exits=1)
 
     def bench(self, data_names: List[str], systems: List[System]) -> None:
         for data in data_names:

@@ -277,6 +277,28 @@ def test_truncated_cache_shard_is_rebuilt(teacher_dir, tmp_path):
     assert TeacherCache(tmp_path / "cache", manifest["fingerprint"]).complete
 
 
+def test_a_seed_gives_one_student_whether_the_teacher_pass_ran_or_was_cached(teacher_dir, tmp_path, monkeypatch):
+    import random
+
+    from greenkd_spacy.distillation import loop
+
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=20, eval_frequency=10)
+    real_pass = loop.teacher_pass
+
+    def drawing_pass(*args, **kwargs):
+        # A teacher whose pass draws random numbers (dropout, sampling, shuffled shards).
+        random.random(), numpy.random.random()
+        return real_pass(*args, **kwargs)
+
+    monkeypatch.setattr(loop, "teacher_pass", drawing_pass)
+    fresh, first = distill(teacher, config, tmp_path / "fresh")
+    monkeypatch.setattr(loop, "teacher_pass", real_pass)
+    cached, second = distill(teacher, config, tmp_path / "cached")
+    assert second["annotation"]["greenkd_parser"]["reused"] and "reused" not in first["annotation"]["greenkd_parser"]
+    assert fresh.get_pipe("greenkd_parser").model.to_bytes() == cached.get_pipe("greenkd_parser").model.to_bytes()
+
+
 def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     teacher = spacy.load(teacher_dir / "model")
     distill(teacher, student_config(teacher_dir, tmp_path, max_steps=50), tmp_path / "out")

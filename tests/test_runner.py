@@ -76,7 +76,8 @@ def test_each_run_is_timed_and_a_finished_run_is_not_run_again(study):
 
 
 def test_a_failed_run_stops_the_runner_and_is_run_again_next_time(study, capsys):
-    failing = "python -c 'import os, sys; open(\"log.txt\", \"a\").write(\"try\\n\"); sys.exit(0 if os.path.exists(\"fixed\") else 3)'"
+    failing = ("python -c 'import os, sys; open(\"log.txt\", \"a\").write(\"try\\n\"); "
+               "os.path.exists(\"fixed\") or sys.exit(3); os.makedirs(sys.argv[1] + \"/model-best\")' {output}")
     write_spec(study, {"flaky": {"run": failing}, "later": {"run": TRAIN + " {output}"}})
     with pytest.raises(SystemExit) as stopped:
         runner(["spec.yml", "train"])
@@ -217,3 +218,21 @@ def test_a_textcat_study_bootstraps_accuracy_over_seeds(study):
     assert len(results) == 2  # appended
     assert set(results[0]["systems"]) == {"bow", "dan"} and len(results[0]["systems"]["dan"]["runs"]) == 2
     assert (results[0]["comparisons"][0]["a"], results[0]["comparisons"][0]["b"]) == ("bow", "dan")
+
+
+def test_a_run_that_leaves_no_model_stops_the_runner_and_is_trained_again(study, capsys):
+    # A training whose budget ends before its first evaluation exits 0 without model-best.
+    early = ("python -c 'import os, sys; open(\"log.txt\", \"a\").write(\"try\\n\"); "
+             "os.makedirs(sys.argv[1] + (\"/model-best\" if os.path.exists(\"fixed\") else \"/model-last\"), exist_ok=True)' {output}")
+    write_spec(study, {"early": {"run": early}})
+    with pytest.raises(SystemExit) as stopped:
+        runner(["spec.yml", "train"])
+    assert stopped.value.code == 1
+    assert "before its first evaluation" in capsys.readouterr().out
+    runner(["spec.yml", "bench"])
+    assert "not trained" in capsys.readouterr().out
+    (study / "fixed").write_text("")
+    runner(["spec.yml", "train"])
+    assert logged(study) == ["try", "try"]
+    runner(["spec.yml", "train"])
+    assert logged(study) == ["try", "try"]

@@ -403,6 +403,10 @@ def train(
     per batch; evaluate, log and checkpoint every eval_frequency steps. RETURNS the
     training summary (wall and CPU seconds, steps, best score) and history."""
     D, T, student = run.D, run.T, run.student
+    # Seeded again here, not only before initialization: a teacher pass may draw random
+    # numbers or not run at all (its cache complete), and the student of a seed must be
+    # the same either way.
+    fix_random_seed(D["seed"])
     state: Dict[str, Any] = {"step": 0, "best_score": None, "history": []}
     if output_path is not None:
         output_path.mkdir(parents=True, exist_ok=True)
