@@ -21,7 +21,10 @@ ACTION:
 A run's directory is training/{data}/{system}[-{budget}][-seed{seed}]; its row is named
 {system}-{budget}[-seed{seed}] (no budget: {system}[-seed{seed}]) unless the spec says.
 --dry-run prints every command and runs none; --force trains finished runs again (their
-directory removed first).
+directory removed first). A quick check of a study sets STUDY_TRAIN_ARGS and
+STUDY_DISTILL_ARGS in the environment (e.g. "--training.max_steps 20
+--training.eval_frequency 10"): config overrides added last to every `spacy train` /
+`spacy distill` run (a --vars value of spaCy's cannot start with "--").
 """
 import argparse
 import os
@@ -78,6 +81,15 @@ def finished(run: Run) -> bool:
     it exited cleanly and model-best exists (a training whose budget ended before its
     first evaluation exits cleanly without one)."""
     return run.cost.is_file() and srsly.read_json(run.cost).get("exit_code") == 0 and run.model.is_dir()
+
+
+# Config overrides from the environment for every `spacy train` / `spacy distill` run.
+CHECK_ARGS = {"train": "STUDY_TRAIN_ARGS", "distill": "STUDY_DISTILL_ARGS"}
+
+
+def runs_spacy(tokens: Sequence[str], command: str) -> bool:
+    """Whether a command runs `spacy COMMAND` (directly or wrapped, e.g. continue_run)."""
+    return any(a == "spacy" and b == command for a, b in zip(tokens, tokens[1:]))
 
 
 def executable(tokens: List[str]) -> List[str]:
@@ -199,8 +211,11 @@ class Runner:
             tokens += ["--training.before_update.minutes", run.budget, "--training.before_update.report", str(run.output / "run.json")]
         elif system.budget == "steps":
             tokens += [f"--{system.budget_arg}", run.budget]
-        if any(a == "spacy" and b == "train" for a, b in zip(tokens, tokens[1:])):
+        if runs_spacy(tokens, "train"):
             tokens += ["--system.seed", str(run.seed)]
+        for command, variable in CHECK_ARGS.items():
+            if runs_spacy(tokens, command):
+                tokens += shlex.split(os.environ.get(variable, ""))
         return tokens
 
     def execute(self, what: str, tokens: List[str]) -> None:

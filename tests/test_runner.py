@@ -236,3 +236,19 @@ def test_a_run_that_leaves_no_model_stops_the_runner_and_is_trained_again(study,
     assert logged(study) == ["try", "try"]
     runner(["spec.yml", "train"])
     assert logged(study) == ["try", "try"]
+
+
+def test_a_check_adds_its_overrides_to_every_spacy_train_and_distill(study, capsys, monkeypatch):
+    monkeypatch.setenv("STUDY_TRAIN_ARGS", "--training.max_steps 4 --training.eval_frequency 2")
+    monkeypatch.setenv("STUDY_DISTILL_ARGS", "--distillation.max_steps 4")
+    write_spec(study, {
+        "base": {"run": "python -m spacy train base.cfg --output {output}"},
+        "student": {"run": "python -m spacy distill teacher student.cfg {output}", "budget": "steps", "budget_arg": "distillation.max_steps"},
+        "lm": {"run": TRAIN + " {output}", "budget": "none"},
+    })
+    runner(["spec.yml", "train", "--dry-run"])
+    commands = {line.split(":")[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("train ")}
+    assert commands["train ta/base-10"].endswith("--system.seed 0 --training.max_steps 4 --training.eval_frequency 2")
+    # Last, so the check's steps win over the system's own budget.
+    assert commands["train ta/student-10"].endswith("--distillation.max_steps 10 --distillation.max_steps 4")
+    assert "max_steps" not in commands["train ta/lm"]
