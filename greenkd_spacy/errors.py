@@ -246,3 +246,39 @@ class Errors(metaclass=ErrorsWithCodes):
         "(greenkd_spacy.distillation.contract), got {type}. Build one with "
         "DistillSettings(**settings) from a dict."
     )
+    E055 = (
+        "The distillation corpus '{corpus}' has {size} texts, and [distillation] heldout "
+        "keeps the first {heldout} of them as the dev set: nothing is left to learn from. "
+        "Give more text (--paths.text), hold out fewer (--distillation.heldout 200), or "
+        "give a dev set (--paths.dev DEV.spacy, e.g. made by `spacy apply TEACHER TEXTS DEV.spacy`)."
+    )
+    E057 = (
+        "greenkd-init-student: unknown preset '{preset}'. The presets: {presets} (fast: the "
+        "CPU-first sizes of greenkd's defaults; accurate: a wider, deeper encoder)."
+    )
+    E058 = (
+        "greenkd-init-student: no component of the teacher can be learnt by a student "
+        "(its components: {components}). Students exist for taggers, morphologizers, "
+        "senters, parsers, ner, spancat, lemmatizers and text classifiers "
+        "(docs/distillation.md, \"Which teacher can teach which student\")."
+    )
+    E059 = (
+        "greenkd-init-student: --{option} names '{name}', which the teacher does not have. "
+        "Its components: {available}."
+    )
+    E060 = (
+        "greenkd.TextFile.v1 has no path: the config leaves the text to read null. Give "
+        "it on the command line, e.g. `spacy distill TEACHER STUDENT.cfg OUT --paths.text "
+        "TEXT_FILE` (one text per line, .txt or .txt.gz, or JSONL with a \"text\" field)."
+    )
+    E061 = (
+        "greenkd.DevCorpus.v1 has no path, and only `spacy distill` can make a dev set "
+        "in its place (the teacher labels held-out text). For `spacy train` or "
+        "`spacy evaluate`, give one: --paths.dev DEV.spacy."
+    )
+    E056 = (
+        "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
+        "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "
+        "from held-out text), or let the teacher label the first texts of the distillation "
+        "corpus as the dev set (--distillation.heldout 500)."
+    )

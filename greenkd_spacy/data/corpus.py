@@ -56,6 +56,33 @@ def create_corpus_reader(
     return GoldSeededCorpus(corpus, gold_tokens, gold_sents, gold_pos)
 
 
+@registry.readers("greenkd.DevCorpus.v1")
+def create_dev_reader(path: Optional[Path] = None) -> Callable[[Language], Iterable[Example]]:
+    """A dev set that may be left out: spaCy's Corpus of `path`, or, with path null,
+    none, and `spacy distill` makes one (the teacher labels the first texts of the
+    distillation corpus, [distillation] heldout). spaCy's own reader refuses a null path
+    when the config is resolved, so a config whose dev set is optional could not pass
+    `spacy debug config`.
+
+    path (Optional[Path]): A .spacy file or a directory of them, or None.
+    """
+    if path is None:
+        return NoDevData()
+    if not Path(path).exists():
+        raise ValueError(Errors.E004.format(path=path))
+    return Corpus(path)
+
+
+class NoDevData:
+    """The dev corpus of a config that gives none (path None: distillation.heldout's
+    has_no_data); reading it says how to give one."""
+
+    path = None
+
+    def __call__(self, nlp: Language) -> Iterator[Example]:
+        raise ValueError(Errors.E061)
+
+
 def _read_docbin(path: Path) -> DocBin:
     """One .spacy file; a wrong or truncated file is named in the error (spaCy's own
     E1014 does not say which file of a corpus it was)."""

@@ -114,31 +114,37 @@ class TextCorpus:
     """Unlabeled text as examples (reference = predicted, no cats), streamed; it names
     its content without being read (source_key.py)."""
 
-    def __init__(self, path: PathLike, limit: int = 0, text_key: str = "text"):
-        if not Path(path).exists():
+    def __init__(self, path: Optional[PathLike], limit: int = 0, text_key: str = "text"):
+        # None (paths left null) resolves, as spaCy's Corpus does, so that a config
+        # whose text comes on the command line passes `spacy debug config`; reading it
+        # says what is missing.
+        if path is not None and not Path(path).exists():
             raise ValueError(Errors.E023.format(path=path))
-        self.path = Path(path)
+        self.path = Path(path) if path is not None else None
         self.limit = limit
         self.text_key = text_key
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
+        if self.path is None:
+            raise ValueError(Errors.E060)
         for text in iter_texts(self.path, limit=self.limit, text_key=self.text_key):
             doc = nlp.make_doc(text)
             yield Example(doc, doc.copy())
 
     def content_key(self, nlp: Language) -> Optional[CorpusKey]:
         tokenizer = tokenizer_digest(nlp)
-        if tokenizer is None:
+        if tokenizer is None or self.path is None:
             return None
         key = combine("greenkd.TextFile.v1", files_digest(text_files(self.path)), self.limit, self.text_key, tokenizer)
         return CorpusKey(key, count_texts(self.path, self.limit))
 
 
 @registry.readers("greenkd.TextFile.v1")
-def create_text_reader(path: PathLike, limit: int = 0, text_key: str = "text") -> Callable[[Language], Iterable[Example]]:
+def create_text_reader(path: Optional[PathLike], limit: int = 0, text_key: str = "text") -> Callable[[Language], Iterable[Example]]:
     """Unlabeled text as examples (reference = predicted, no cats), streamed.
 
-    path (PathLike): See iter_texts.
+    path (Optional[PathLike]): See iter_texts; None (a path given on the command line)
+        is an error when the corpus is read.
     limit (int): Read at most this many texts (0: all).
     text_key (str): JSONL field with the text.
     """

@@ -10,8 +10,10 @@ and `model-last` are written atomically, and a rerun of the same command resumes
 """
 import hashlib
 import itertools
+import math
 import sys
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,10 +35,12 @@ from thinc.api import Config, Optimizer
 from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
+from ..training.budget import restart_clock
 from ..util import peak_rss_mb
 from .adapters import distillable
 from .annotate import annotate
 from .copies import GoldCopies, plan_gold_copies
+from .heldout import SkipFirst, has_no_data, silver_dev_set
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
 from .targets import CachedTeacher, is_silver
@@ -212,10 +216,14 @@ def copy_teacher_components(student: Language, teacher: Language, names: Optiona
     for name in [n for n in teacher.pipe_names if n in names]:
         before = teacher.pipe_names[: teacher.pipe_names.index(name)]
         anchors = [n for n in before if n in student.pipe_names]
-        if anchors:
-            student.add_pipe(name, source=teacher, after=anchors[-1])
-        else:
-            student.add_pipe(name, source=teacher, first=True)
+        # spaCy warns (W113) that the teacher's vectors differ from the student's: a
+        # component that cannot be trained reads no vectors, so the warning says nothing.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=r"\[W113\]")
+            if anchors:
+                student.add_pipe(name, source=teacher, after=anchors[-1])
+            else:
+                student.add_pipe(name, source=teacher, first=True)
         copied.append(name)
     return copied
 
@@ -263,6 +271,12 @@ def worker_path(teacher: Union[str, Path]) -> str:
     return str(path.resolve()) if path.exists() else str(teacher)
 
 
+def finite_scores(scores: Dict[str, Any]) -> Dict[str, Any]:
+    """Scores with NaN and infinities as None (a ROC AUC over a dev set of one class is
+    NaN, and JSON has no NaN)."""
+    return {key: None if isinstance(value, float) and not math.isfinite(value) else value for key, value in scores.items()}
+
+
 def save_student(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
     """The student as a whole directory swapped in for ``path`` (checkpoint.py), with the
     loop's state inside model-last, so a kill cannot pair weights with another step."""
@@ -282,6 +296,9 @@ class Run:
     dev_corpus: Callable
     # Shared encoders whose group takes gold docs as copies (copies.py).
     gold_copies: List[GoldCopies] = field(default_factory=list)
+    # The whole distillation corpus when its first texts are the dev set, which the
+    # teacher labels (heldout.py); None when the config gives a dev corpus.
+    heldout_from: Optional[Callable] = None
 
 
 def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
@@ -305,6 +322,18 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         init_config["initialize"]["components"][name] = settings
     student.config = init_config
     train_corpus, dev_corpus = resolve_dot_names(student.config, [D["corpus"], T["dev_corpus"]])
+    if has_no_data(train_corpus):
+        # Said now (the reader raises on its first example), not after the student is
+        # built and initialized.
+        next(iter(train_corpus(student)), None)
+    heldout_from = None
+    if has_no_data(dev_corpus):
+        # Raw text alone: the teacher labels the corpus's first texts as the dev set
+        # after its pass (distill), and the student never trains on them.
+        if not D["heldout"]:
+            raise ValueError(Errors.E056.format(dev=T["dev_corpus"]))
+        heldout_from, train_corpus = train_corpus, SkipFirst(train_corpus, D["heldout"])
+        train_corpus.check_size(student, D["corpus"])
 
     def init_examples() -> Iterable[Example]:
         examples = train_corpus(student)
@@ -328,7 +357,7 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         student, {name: pipe for name, pipe, _ in pairs}, D["gold_weight"], set(T["frozen_components"])
     )
     check_student_runs(student, train_corpus(student))
-    return Run(D, T, student, pairs, train_corpus, dev_corpus, gold_copies)
+    return Run(D, T, student, pairs, train_corpus, dev_corpus, gold_copies, heldout_from)
 
 
 def teacher_pass(
@@ -433,6 +462,9 @@ def train(
     # this run (frozen, or not distilled) show 0.
     logged = [name for name, proc in student.pipeline if getattr(proc, "is_trainable", False)]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
+    # A [training.before_update] time budget is the student's training time: its clock
+    # starts here, not before the teacher pass.
+    restart_clock()
     # A resumed run goes on from the cost its earlier segments had reached at their last
     # checkpoint; work a kill lost after it is not counted (the redone steps are).
     base_wall, base_cpu = float(state.get("wall_seconds", 0.0)), float(state.get("cpu_seconds", 0.0))
@@ -461,7 +493,8 @@ def train(
         state["cpu_seconds"] = base_cpu + time.process_time() - start_cpu
         losses = {name: float(value) for name, value in losses.items()}  # spaCy's pipes may add numpy floats
         row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
-        row.update({k: v for k, v in scores.items() if isinstance(v, (int, float))})
+        # Undefined scores (NaN: a ROC AUC over one class) are left out; JSON has no NaN.
+        row.update({k: v for k, v in scores.items() if isinstance(v, (int, float)) and math.isfinite(v)})
         state["history"].append(row)
         info = {
             "epoch": epoch, "step": step, "score": score, "other_scores": scores,
@@ -475,7 +508,8 @@ def train(
             state["best_step"] = step
         if output_path is not None:
             with student.use_params(optimizer.averages):
-                update_meta(T, student, info)
+                # meta.json is JSON: an undefined score (NaN) is written as null.
+                update_meta(T, student, dict(info, other_scores=finite_scores(scores)))
                 if is_best:
                     save_student(student, output_path / BEST)
                 save_student(student, output_path / LAST, state=state)
@@ -588,6 +622,16 @@ def distill(
         run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
     )
     summary: Dict[str, Any] = {"annotation": annotation}
+    if run.heldout_from is not None:
+        run.dev_corpus, info = silver_dev_set(
+            teacher_nlp, run.student, run.heldout_from, run.D["heldout"], Path(run.D["cache_dir"])
+        )
+        summary["heldout"] = info
+        stderr.write(
+            f"Dev set: the first {info['docs']:,} texts of {run.D['corpus']} ({info['words']:,} words), "
+            f"held out from training and labelled by the teacher{' (read from ' + info['path'] + ')' if info.get('reused') else ''}; "
+            "the scores are the student's agreement with the teacher ([distillation] heldout sets how many).\n"
+        )
     if annotate_only:
         return run.student, summary
     # max_epochs -1 streams the corpus (spaCy's create_train_batches does not hold it):

@@ -23,6 +23,7 @@ class ConfigSchemaDistill(BaseModel):
     shard_size: StrictInt = Field(2000, gt=0, title="Examples per teacher-cache shard")
     cache_dir: StrictStr = Field("teacher_cache", title="Root directory of the teacher cache")
     student_to_teacher: Dict[StrictStr, StrictStr] = Field({}, title="Student component name -> teacher component name")
+    heldout: StrictInt = Field(500, ge=0, title="Texts at the start of the distillation corpus held out as the dev set and labelled by the teacher, when the dev corpus has no path (0: a dev corpus is required)")
     copy_from_teacher: Optional[List[StrictStr]] = Field(None, title="Teacher components copied into the student as they are (null: every one that cannot be trained and that the student lacks)")
     seed: Optional[StrictInt] = Field(None, title="Random seed (default: [training] seed)")
     optimizer: Optimizer = Field(..., title="The optimizer of the student")

