@@ -2,10 +2,12 @@
 `spacy distill` runs from raw text with no edit (the teacher labels held-out text as the
 dev set)."""
 import importlib.util
+import io
 from pathlib import Path
 
 import pytest
 import spacy
+import srsly
 from spacy.cli.init_config import init_config
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
@@ -123,8 +125,18 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     }
     config = load_config(tmp_path / "student.cfg", overrides=overrides, interpolate=False)
     teacher = spacy.load(teacher_path / "teacher")
-    student, summary = distill(teacher, config, tmp_path / "out")
+    log = io.StringIO()
+    student, summary = distill(str(teacher_path / "teacher"), config, tmp_path / "out", report=True, stdout=log)
     assert summary["heldout"]["docs"] == 2 and not summary["heldout"].get("reused")
+    # The report: the teacher and model-best on the dev set's texts, an agreement field
+    # per component, speed, size and cost.
+    rows = srsly.read_json(tmp_path / "out" / "report.json")
+    assert [row["system"] for row in rows] == ["teacher", "student"]
+    fields = {"tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas", "dep_las", "sents_f", "ents_f", "spans_sc_f", "cats_score"}
+    assert fields <= set(rows[1]) and rows[0]["dep_las"] == 100.0
+    assert rows[1]["words_per_second"] > 0 and rows[1]["disk_bytes"] > 0 and rows[0]["disk_bytes"] > 0
+    assert rows[1]["teacher_annotation_cpu_seconds"] > 0 and rows[1]["train_cpu_seconds"] > 0
+    assert "words/s, 1 thread" in log.getvalue() and "LAS (agreement, dep_las)" in log.getvalue()
     # The first two texts are the dev set; the student learns from the 38 after them.
     assert {info["docs"] for name, info in summary["annotation"].items()} == {38}
     loaded = spacy.load(tmp_path / "out" / "model-best")
@@ -172,3 +184,23 @@ def test_a_transformer_teachers_encoder_is_replaced_by_the_students(tmp_path):
     config["distillation"].update(heldout=2, max_steps=4, eval_frequency=2, cache_dir=str(tmp_path / "cache"))
     distill(teacher, config, tmp_path / "out")
     assert spacy.load(tmp_path / "out" / "model-best").pipe_names == ["tok2vec", "greenkd_parser"]  # the teacher's name
+
+
+def test_compare_scores_any_pipelines_on_raw_text_or_gold(teacher_path, tmp_path, capsys):
+    from greenkd_spacy.cli.compare import compare_cli
+    from spacy.tokens import DocBin
+
+    teacher = str(teacher_path / "teacher")
+    common = dict(limit=0, batch_size=64, min_words=200, rounds=1, name="copy")
+    compare_cli(teacher, teacher, teacher_path / "text.txt", also=[f"again={teacher}"], output=tmp_path / "raw.json", **common)
+    rows = srsly.read_json(tmp_path / "raw.json")
+    assert [row["system"] for row in rows] == ["teacher", "copy", "again"]
+    assert all(row["tag_acc"] == 100.0 and row["ents_f"] == 100.0 for row in rows)
+    assert not any(key.startswith("gold_") for key in rows[0])
+    # A .spacy corpus: its annotation is scored as gold too.
+    nlp = spacy.load(teacher)
+    DocBin(docs=[reference(nlp, w, h, d, p) for w, h, d, p in SENTENCES]).to_disk(tmp_path / "gold.spacy")
+    compare_cli(teacher, teacher, tmp_path / "gold.spacy", also=None, output=tmp_path / "gold.json", **common)
+    rows = srsly.read_json(tmp_path / "gold.json")
+    assert rows[1]["gold_dep_las"] == rows[0]["gold_dep_las"] and "gold_tag_acc" in rows[1]
+    assert "tags (gold, tag_acc)" in capsys.readouterr().out

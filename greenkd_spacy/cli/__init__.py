@@ -8,6 +8,7 @@ from typing import Any
 
 from .bench import bench_parser_cli  # noqa: F401  (registers the command)
 from .compact import compact_cli  # noqa: F401
+from .compare import compare_cli  # noqa: F401
 from .conllu import convert_conllu_cli  # noqa: F401
 from .distill import annotate_cli, distill_cli  # noqa: F401
 from .init_student import init_student_cli  # noqa: F401

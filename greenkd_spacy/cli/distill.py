@@ -27,6 +27,7 @@ def distill_cli(
     backend: str = typer.Option("local", "--backend", "-b", help="Teacher pass: 'local' (this process) or 'ray' (needs greenkd-spacy[ray])"),
     workers: int = typer.Option(1, "--workers", "-w", help="Ray workers, each loads the teacher once (backend ray)"),
     address: Optional[str] = typer.Option(None, "--address", help="Ray cluster to join ('auto', 'ray://HOST:10001'); default: start a local Ray"),
+    report: bool = typer.Option(True, "--report/--no-report", help="At the end, compare model-best with the teacher on the dev set (agreement, words/s, size, cost) and write OUTPUT/report.json"),
 ) -> None:
     """Distill TEACHER into the student of STUDENT_CONFIG.
 
@@ -39,12 +40,14 @@ def distill_cli(
     `spacy train`, e.g. --distillation.max_steps 500 --paths.train corpus/train.spacy.
     With --backend ray the teacher pass runs on Ray workers (docs/annotation.md);
     --annotate-only stops after it, e.g. to label a large corpus on a cluster first.
+    At the end, the report says what model-best kept of the teacher on the dev set
+    (`spacy greenkd-compare` makes it for any pipelines and data).
     """
     config = _load(student_config, ctx.args)
     try:
         _, summary = distill(
             teacher, config, output, resume=resume, annotate_only=annotate_only,
-            backend=backend, workers=workers, address=address,
+            backend=backend, workers=workers, address=address, report=report,
         )
     except (ValueError, ImportError) as err:
         msg.fail(str(err), exits=1)
