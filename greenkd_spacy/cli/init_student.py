@@ -5,12 +5,13 @@ from typing import List, Optional
 
 import spacy
 import typer
+from spacy.pipeline import TrainablePipe
 from spacy.util import load_model_from_config
 from thinc.api import Config
 from wasabi import msg
 
 from ..atomic import atomic_write_bytes
-from ..distillation.init_student import PRESETS, config_text, filled_config_text, plan_student
+from ..distillation.init_student import PRESETS, config_text, filled_config_text, plan_student, teacher_architecture_text
 from .app import command
 
 
@@ -22,7 +23,7 @@ def _names(value: Optional[str]) -> List[str]:
 def init_student_cli(
     teacher: str = typer.Argument(..., help="Teacher pipeline: a directory or an installed package name"),
     output: Path = typer.Argument(..., help="Where to write the student config (.cfg); '-' prints it", dir_okay=False),
-    preset: str = typer.Option("fast", "--preset", "-p", help=f"Student sizes: {' or '.join(PRESETS)} (fast: the CPU-first sizes of greenkd's defaults; accurate: a wider, deeper encoder, and the teacher's static vectors where it has them)"),
+    preset: str = typer.Option("fast", "--preset", "-p", help=f"Student: {', '.join(PRESETS)} (fast: the CPU-first sizes of greenkd's defaults; accurate: a wider, deeper encoder, and the teacher's static vectors where it has them; teacher: the teacher's own architecture, the baseline spaCy's same-kind distillation gives)"),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language code of the student (default: the teacher's)"),
     keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated teacher components to give students (default: every one)"),
     drop: Optional[str] = typer.Option(None, "--drop", help="Comma-separated teacher components to leave out"),
@@ -38,17 +39,26 @@ def init_student_cli(
     as it is: `spacy distill TEACHER OUTPUT STUDENT_DIR --paths.text TEXT_FILE`, the
     teacher labelling the first texts as the dev set.
     """
+    if preset not in PRESETS:
+        msg.fail(f"Unknown preset '{preset}': choose one of {', '.join(PRESETS)}", exits=1)
     nlp = spacy.load(teacher)
-    vectors = teacher if preset == "accurate" and nlp.vocab.vectors.shape[0] > 0 else None
-    plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=vectors)
-    if lang:
-        plan.lang = lang
-    text = filled_config_text(config_text(plan, teacher))
+    if preset == "teacher":
+        text = teacher_architecture_text(nlp, teacher)
+        rows = [
+            (name, "its own architecture" if isinstance(nlp.get_pipe(name), TrainablePipe) else "copied as it is", "")
+            for name in nlp.pipe_names
+        ]
+    else:
+        vectors = teacher if preset == "accurate" and nlp.vocab.vectors.shape[0] > 0 else None
+        plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=vectors)
+        if lang:
+            plan.lang = lang
+        text = filled_config_text(config_text(plan, teacher))
+        rows = [(c.teacher, f"{c.name} ({c.factory})", plan.targets(c)) for c in plan.components]
+        rows += [(name, "copied as it is", "") for name in plan.copied]
+        rows += [(name, what, "") for name, _, what in plan.left_out]
     # The file must build as it is: a failure here is greenkd's, not the user's.
     load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=False, validate=True)
-    rows = [(c.teacher, f"{c.name} ({c.factory})", plan.targets(c)) for c in plan.components]
-    rows += [(name, "copied as it is", "") for name in plan.copied]
-    rows += [(name, what, "") for name, _, what in plan.left_out]
     if str(output) == "-":
         print(text)
         return

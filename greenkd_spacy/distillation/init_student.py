@@ -36,7 +36,7 @@ from thinc.api import Config
 from ..errors import Errors
 from .schema import DEFAULTS
 
-PRESETS = ("fast", "accurate")
+PRESETS = ("fast", "accurate", "teacher")
 
 # Teacher factory -> student factory.
 STUDENT_FACTORY = {
@@ -151,7 +151,7 @@ def plan_student(
     RETURNS (StudentPlan): The plan; a teacher component with no student is in
         `left_out` with what happens to it.
     """
-    if preset not in PRESETS:
+    if preset not in SIZES:
         raise ValueError(Errors.E057.format(preset=preset, presets=PRESETS))
     for option, names in (("keep", keep or []), ("drop", drop)):
         for name in names:
@@ -270,6 +270,18 @@ def config_text(plan: StudentPlan, teacher_ref: str) -> str:
         '@callbacks = "greenkd.train_budget.v1"',
         "minutes = 0",
         "",
+        *_distillation_text(pairs).splitlines(),
+        "[initialize]",
+        "vectors = ${paths.vectors}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _distillation_text(pairs: str = "") -> str:
+    """The [distillation] section of a generated student: raw text, a held-out dev set,
+    the parser default's optimizer and schedule, spaCy's patience."""
+    lines = [
         "[distillation]",
         'corpus = "corpora.text"',
         "# The first texts of the corpus, labelled by the teacher, are the dev set when",
@@ -306,11 +318,55 @@ def config_text(plan: StudentPlan, teacher_ref: str) -> str:
         "decay = 0.75",
         "decay_steps = 5000",
         "",
-        "[initialize]",
-        "vectors = ${paths.vectors}",
-        "",
     ]
     return "\n".join(lines)
+
+
+def teacher_architecture_text(teacher: Language, teacher_ref: str) -> str:
+    """The teacher's own config as its student's (preset "teacher"): every trainable
+    component with the teacher's architecture and sizes, learning from the same targets
+    as our students. What distillation in spaCy's own v4 line gives, a baseline for the
+    generated students. Rule components are copied from the teacher by `spacy distill`;
+    disabled ones stay out; the teacher's static vectors are read at initialize."""
+    config = teacher.config.copy()
+    trainable = [
+        name for name in teacher.pipe_names
+        if isinstance(teacher.get_pipe(name), TrainablePipe)
+    ]
+    for name in list(config["components"]):
+        if name not in trainable:
+            del config["components"][name]
+    config["nlp"]["pipeline"] = trainable
+    config["nlp"]["disabled"] = []
+    vectors = teacher_ref if teacher.vocab.vectors.shape[0] > 0 else None
+    config["paths"] = {"text": None, "dev": None, "vectors": vectors, "init_tok2vec": None}
+    config["initialize"]["components"] = {}
+    config["initialize"]["lookups"] = None
+    config["initialize"]["vectors"] = "${paths.vectors}"
+    config["initialize"]["init_tok2vec"] = "${paths.init_tok2vec}"
+    config["corpora"] = {
+        "text": {"@readers": "greenkd.TextFile.v1", "path": "${paths.text}"},
+        "dev": {"@readers": "greenkd.DevCorpus.v1", "path": "${paths.dev}"},
+    }
+    config["training"]["train_corpus"] = "corpora.text"
+    config["training"]["dev_corpus"] = "corpora.dev"
+    config["training"]["before_update"] = {"@callbacks": "greenkd.train_budget.v1", "minutes": 0}
+    pairs = ", ".join(f'"{name}": "{name}"' for name in trainable)
+    distillation = Config().from_str(_distillation_text(pairs), interpolate=False)["distillation"]
+    # Trained as spaCy trains this architecture: the teacher's own optimizer and batches.
+    distillation["optimizer"] = config["training"]["optimizer"]
+    distillation["batcher"] = config["training"]["batcher"]
+    config["distillation"] = distillation
+    head = [
+        f"# A student of {teacher_ref} with the teacher's own architecture, written by",
+        "# `spacy greenkd-init-student --preset teacher`: what distillation into the same",
+        "# components gives, the baseline of the generated students. Distil it as they are:",
+        f"#   python -m spacy distill {teacher_ref} THIS.cfg OUTPUT --paths.text TEXT_FILE",
+        f"# Student components: {', '.join(trainable)}; copied from the teacher: "
+        + (", ".join(n for n in teacher.pipe_names if n not in trainable) or "none"),
+        "",
+    ]
+    return "\n".join(head) + config.to_str() + "\n"
 
 
 def filled_config_text(text: str) -> str:
