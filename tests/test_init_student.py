@@ -204,3 +204,19 @@ def test_compare_scores_any_pipelines_on_raw_text_or_gold(teacher_path, tmp_path
     rows = srsly.read_json(tmp_path / "gold.json")
     assert rows[1]["gold_dep_las"] == rows[0]["gold_dep_las"] and "gold_tag_acc" in rows[1]
     assert "tags (gold, tag_acc)" in capsys.readouterr().out
+
+
+def test_preset_teacher_writes_the_teachers_own_architecture(teacher_path, tmp_path, capsys):
+    from spacy.cli.debug_config import debug_config
+
+    init_student_cli(str(teacher_path / "teacher"), tmp_path / "spacy.cfg", preset="teacher", lang=None, keep=None, drop=None)
+    out = capsys.readouterr().out
+    assert "copied as it is" in out and "dropped: no student learns it" in out
+    config = load_config(tmp_path / "spacy.cfg", interpolate=False)
+    teacher = spacy.load(teacher_path / "teacher")
+    trainable = ["tok2vec", "tagger", "morphologizer", "parser", "ner", "spancat", "trainable_lemmatizer", "textcat"]
+    assert config["nlp"]["pipeline"] == trainable and config["nlp"]["disabled"] == []
+    for name in ("tagger", "parser", "ner"):
+        assert config["components"][name]["model"] == teacher.config["components"][name]["model"]
+    assert config["distillation"]["optimizer"] == teacher.config["training"]["optimizer"]
+    debug_config(tmp_path / "spacy.cfg")

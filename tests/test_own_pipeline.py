@@ -1,21 +1,25 @@
-"""A user's own pipeline distilled as the README says: configs/students/own_pipeline.cfg
-learns a tagger + parser + ner teacher from raw text alone, with a dev set the teacher
-labelled; and the root project's `distill` workflow runs it from the command line."""
+"""A user's own pipeline distilled as the README says: `greenkd-init-student` writes the
+student of a tagger + parser + ner teacher, `spacy distill` teaches it from raw text
+alone (the teacher labels held-out text as the dev set) and reports what it kept; and
+the root project's `distill` workflow runs both from the command line."""
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import spacy
+import srsly
 from spacy.cli.init_config import init_config
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import fix_random_seed, load_config
+from spacy.util import fix_random_seed
+from thinc.api import Config
 
+from greenkd_spacy.distillation.init_student import config_text, filled_config_text, plan_student
 from greenkd_spacy.distillation.loop import distill
 
 ROOT = Path(__file__).parent.parent
-CONFIG = ROOT / "configs" / "students" / "own_pipeline.cfg"
 SENTENCES = [
     (["I", "like", "green", "eggs", "in", "Paris", "."], [1, 1, 3, 1, 5, 1, 1],
      ["nsubj", "ROOT", "amod", "obj", "case", "obl", "punct"], ["PRP", "VBP", "JJ", "NNS", "IN", "NNP", "."],
@@ -27,7 +31,7 @@ SENTENCES = [
 
 def make_teacher(path: Path) -> spacy.Language:
     """A tagger + parser + ner pipeline (spaCy's CNN) trained on two sentences, saved with
-    raw text to learn from and a dev set it labelled itself (as `spacy apply` would)."""
+    raw text to learn from."""
     fix_random_seed(0)
     config = init_config(lang="en", pipeline=["tagger", "parser", "ner"], optimize="efficiency")
     config["components"]["parser"]["min_action_freq"] = 1
@@ -42,8 +46,6 @@ def make_teacher(path: Path) -> spacy.Language:
     nlp.to_disk(path / "teacher")
     texts = [" ".join(words) for words, *_ in SENTENCES]
     (path / "text.txt").write_text("\n".join(texts * 10) + "\n", encoding="utf8")
-    (path / "heldout.txt").write_text("\n".join(texts) + "\n", encoding="utf8")
-    DocBin(docs=list(nlp.pipe(texts))).to_disk(path / "dev.spacy")
     return nlp
 
 
@@ -51,36 +53,42 @@ def analyses(nlp, texts):
     return [[(t.tag_, t.head.i, t.dep_, t.ent_iob_ + t.ent_type_) for t in nlp(text)] for text in texts]
 
 
-def test_own_pipeline_config_learns_a_tagger_parser_ner_teacher_from_raw_text(tmp_path):
+def test_generated_student_learns_a_tagger_parser_ner_teacher_from_raw_text(tmp_path):
     teacher = make_teacher(tmp_path)
-    config = load_config(CONFIG, overrides={
-        "paths.unlabeled": str(tmp_path / "text.txt"), "paths.dev": str(tmp_path / "dev.spacy"),
-        "distillation.max_steps": 40, "distillation.eval_frequency": 20,
-        "distillation.cache_dir": str(tmp_path / "cache"),
-        "distillation.batcher.size": 20,
-    }, interpolate=False)
+    plan = plan_student(teacher)
+    assert [(c.name, c.factory) for c in plan.components] == [
+        ("tagger", "tagger"), ("senter", "senter"), ("parser", "greenkd_parser"), ("ner", "ner"),
+    ]
+    config = Config().from_str(filled_config_text(config_text(plan, str(tmp_path / "teacher"))), interpolate=False)
+    config["paths"]["text"] = str(tmp_path / "text.txt")
+    config["distillation"].update(
+        heldout=2, max_steps=60, eval_frequency=20, cache_dir=str(tmp_path / "cache"), dropout=0.0,
+    )
+    config["distillation"]["batcher"]["size"] = 20
     student, summary = distill(teacher, config, tmp_path / "student")
-    assert student.pipe_names == ["tagger", "greenkd_parser", "ner"]
-    assert set(summary["annotation"]) == {"tagger", "greenkd_parser", "ner"}
+    assert student.pipe_names == ["tok2vec", "tagger", "senter", "parser", "ner"]
+    assert set(summary["annotation"]) == {"tagger", "senter", "parser", "ner"}
     texts = [" ".join(words) for words, *_ in SENTENCES]
-    # the teacher's trees are the student's (its tags and entities too, on two sentences)
+    # the teacher's tags, trees and entities are the student's (on two sentences)
     assert analyses(student, texts) == analyses(teacher, texts)
 
 
 @pytest.mark.slow
 def test_root_project_distills_your_pipeline(tmp_path):
-    """`spacy project run own-distill . --vars.teacher ... --vars.text ... --vars.heldout ...`
-    from a copy of the root project, as the README says (teacher labels the dev set first)."""
+    """`spacy project run distill . --vars.teacher ... --vars.text ...` from a copy of the
+    root project, as the README says: the student config written, distilled, reported."""
     make_teacher(tmp_path)
     project = tmp_path / "project"
-    (project / "configs" / "students").mkdir(parents=True)
+    project.mkdir()
     (project / "project.yml").write_text((ROOT / "project.yml").read_text(encoding="utf8"), encoding="utf8")
-    (project / "configs" / "students" / "own_pipeline.cfg").write_text(CONFIG.read_text(encoding="utf8"), encoding="utf8")
-    variables = [f"--vars.teacher={tmp_path / 'teacher'}", f"--vars.text={tmp_path / 'text.txt'}",
-                 f"--vars.heldout={tmp_path / 'heldout.txt'}", "--vars.own_steps=20"]
-    for step in ("own-dev", "own-distill"):
-        result = subprocess.run([sys.executable, "-m", "spacy", "project", "run", step, str(project), *variables],
-                                capture_output=True, text=True)
-        assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    variables = [f"--vars.teacher={tmp_path / 'teacher'}", f"--vars.text={tmp_path / 'text.txt'}"]
+    overrides = "--distillation.max_steps 20 --distillation.eval_frequency 10 --distillation.heldout 2"
+    result = subprocess.run(
+        [sys.executable, "-m", "spacy", "project", "run", "distill", str(project), *variables],
+        capture_output=True, text=True, env={**os.environ, "SPACY_CONFIG_OVERRIDES": overrides},
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
     student = spacy.load(project / "training" / "own" / "model-best")
-    assert student.pipe_names == ["tagger", "greenkd_parser", "ner"]
+    assert student.pipe_names == ["tok2vec", "tagger", "senter", "parser", "ner"]
+    rows = srsly.read_json(project / "training" / "own" / "report.json")
+    assert [row["system"] for row in rows] == ["teacher", "student"] and "dep_las" in rows[1]

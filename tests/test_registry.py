@@ -94,9 +94,8 @@ def test_shipped_configs_build(path, tmp_path, capsys):
     # spaCy's `debug config`, in-process (a subprocess per config cost ~10 s of start-up;
     # test_cli_commands_are_on_spacys_cli checks the command line itself).
     if "tokenizer" not in raw["nlp"]:
-        # A minimal config (the README's own-pipeline student) leaves to spaCy's auto-fill
-        # what `spacy debug config` wants written out; building it above is its check,
-        # and tests/test_own_pipeline.py distils with it.
+        # A minimal config leaves to spaCy's auto-fill what `spacy debug config` wants
+        # written out; building it above is its check.
         return
     debug_config(path, overrides={"paths.train": str(path), "paths.dev": str(path), **overrides})
     assert "Config is valid" in capsys.readouterr().out

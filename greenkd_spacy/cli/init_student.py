@@ -44,8 +44,10 @@ def init_student_cli(
     nlp = spacy.load(teacher)
     if preset == "teacher":
         text = teacher_architecture_text(nlp, teacher)
+        kept = Config().from_str(text, interpolate=False)["nlp"]["pipeline"]
         rows = [
-            (name, "its own architecture" if isinstance(nlp.get_pipe(name), TrainablePipe) else "copied as it is", "")
+            (name, "its own architecture" if name in kept else
+             "copied as it is" if not isinstance(nlp.get_pipe(name), TrainablePipe) else "dropped: no student learns it", "")
             for name in nlp.pipe_names
         ]
     else:

@@ -329,10 +329,11 @@ def teacher_architecture_text(teacher: Language, teacher_ref: str) -> str:
     generated students. Rule components are copied from the teacher by `spacy distill`;
     disabled ones stay out; the teacher's static vectors are read at initialize."""
     config = teacher.config.copy()
-    trainable = [
-        name for name in teacher.pipe_names
-        if isinstance(teacher.get_pipe(name), TrainablePipe)
-    ]
+    trainable = [name for name in teacher.pipe_names if isinstance(teacher.get_pipe(name), TrainablePipe)]
+    factories = {name: teacher.get_pipe_meta(name).factory for name in trainable}
+    # A trainable component no student learns would be left untrained in the student.
+    unlearnable = [name for name in trainable if factories[name] not in STUDENT_FACTORY and factories[name] not in ENCODERS]
+    trainable = [name for name in trainable if name not in unlearnable]
     for name in list(config["components"]):
         if name not in trainable:
             del config["components"][name]
@@ -363,7 +364,8 @@ def teacher_architecture_text(teacher: Language, teacher_ref: str) -> str:
         "# components gives, the baseline of the generated students. Distil it as they are:",
         f"#   python -m spacy distill {teacher_ref} THIS.cfg OUTPUT --paths.text TEXT_FILE",
         f"# Student components: {', '.join(trainable)}; copied from the teacher: "
-        + (", ".join(n for n in teacher.pipe_names if n not in trainable) or "none"),
+        + (", ".join(n for n in teacher.pipe_names if n not in trainable and n not in unlearnable) or "none"),
+        *[f"# Teacher component {name} ({factories[name]}): dropped: no student learns it" for name in unlearnable],
         "",
     ]
     return "\n".join(head) + config.to_str() + "\n"
