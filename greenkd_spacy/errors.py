@@ -276,6 +276,19 @@ class Errors(metaclass=ErrorsWithCodes):
         "in its place (the teacher labels held-out text). For `spacy train` or "
         "`spacy evaluate`, give one: --paths.dev DEV.spacy."
     )
+    E062 = (
+        "Another run is using the {what} {path}: {holder}. Wait for it to finish (a "
+        "rerun then resumes where it stopped), stop it, or give this run another "
+        "directory. Two runs in one directory would overwrite each other's checkpoints."
+    )
+    E063 = (
+        "The {what} {path} is a file (or lies under one), not a directory. Give a "
+        "directory path, e.g. a new folder."
+    )
+    E064 = (
+        "Cannot write to the {what} {path}: {error}. Give a directory this user can "
+        "write to (and with free space)."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

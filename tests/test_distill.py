@@ -476,3 +476,32 @@ def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):
     del counted.content_key
     read, n_read = teacher_fingerprints(teacher, keys, counted, teacher)
     assert reads == [1] and n_read == 2 and read != named
+
+
+def test_a_second_run_into_a_locked_output_or_cache_stops_at_once_naming_the_holder(teacher_dir, tmp_path):
+    import io
+    import os
+
+    from greenkd_spacy.lock import LOCK_FILE, run_lock
+
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=2)
+    for directory, what in ((tmp_path / "out", "output directory"), (tmp_path / "cache", "teacher cache")):
+        with run_lock(directory, what):
+            with pytest.raises(ValueError, match=f"Another run is using the {what}.*pid {os.getpid()}"):
+                distill(teacher, config, tmp_path / "out")
+        assert not (tmp_path / "out" / "model-last").exists()
+    # A lock file left by a holder that died (the OS released its flock) is taken over.
+    (tmp_path / "out" / LOCK_FILE).write_text("pid 999999 on elsewhere, started 2026-01-01T00:00:00", encoding="utf8")
+    log = io.StringIO()
+    distill(teacher, config, tmp_path / "out", stderr=log)
+    assert "Took over the lock" in log.getvalue() and "pid 999999" in log.getvalue()
+    assert (tmp_path / "out" / "model-last").is_dir() and (tmp_path / "out" / LOCK_FILE).read_text() == ""
+
+
+def test_an_output_path_that_is_a_file_is_refused_before_any_work(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    (tmp_path / "out").write_text("not a directory")
+    with pytest.raises(ValueError, match="is a file"):
+        distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2), tmp_path / "out")
+    assert not (tmp_path / "cache").exists()

@@ -8,6 +8,7 @@ On top of it: teacher targets are computed once into an on-disk cache, `model-be
 and `model-last` are written atomically, and a rerun of the same command resumes from
 `model-last` (weights, step and best score; Adam's moments restart) and the cache.
 """
+import contextlib
 import hashlib
 import itertools
 import math
@@ -36,6 +37,7 @@ from wasabi import Printer
 from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
+from ..lock import run_lock
 from ..training.budget import restart_clock
 from ..util import peak_rss_mb
 from .adapters import distillable
@@ -616,6 +618,29 @@ def distill(
     address (Optional[str]): Ray cluster address; None starts a local Ray.
     RETURNS (Tuple[Language, Dict[str, Any]]): The final student and a run summary.
     """
+    # One run per output directory, taken before any work (lock.py).
+    with run_lock(Path(output_path), "output directory", stderr) if output_path is not None else contextlib.nullcontext():
+        return _distill(
+            teacher, student_config, output_path, resume=resume, annotate_only=annotate_only, report=report,
+            backend=backend, workers=workers, address=address, stdout=stdout, stderr=stderr,
+        )
+
+
+def _distill(
+    teacher: Union[str, Path, Language],
+    student_config: Config,
+    output_path: Optional[Path],
+    *,
+    resume: bool,
+    annotate_only: bool,
+    report: bool,
+    backend: str,
+    workers: int,
+    address: Optional[str],
+    stdout: IO,
+    stderr: IO,
+) -> Tuple[Language, Dict[str, Any]]:
+    """distill(), under the output directory's lock."""
     teacher_nlp = teacher if isinstance(teacher, Language) else load_teacher(teacher)
     run = prepare_student(teacher_nlp, student_config)
     for name, pipe, teacher_pipe in run.pairs:
@@ -623,14 +648,19 @@ def distill(
         # not name (a senter of a parser, say) is said, not left to be guessed.
         kind = "silver" if is_silver(pipe.teacher_settings()) else "soft"
         stderr.write(f"Student '{name}' learns from teacher '{teacher_pipe.name}' ({type(teacher_pipe).__name__}): {kind} targets.\n")
-    annotation, caches = teacher_pass(
-        run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
-    )
+    # One teacher pass per cache at a time: two would label the same shards and their
+    # cost records would under-report.
+    with run_lock(Path(run.D["cache_dir"]), "teacher cache", stderr):
+        annotation, caches = teacher_pass(
+            run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
+        )
+        if run.heldout_from is not None:
+            dev_corpus, heldout = silver_dev_set(
+                teacher_nlp, run.student, run.heldout_from, run.D["heldout"], Path(run.D["cache_dir"])
+            )
     summary: Dict[str, Any] = {"annotation": annotation}
     if run.heldout_from is not None:
-        run.dev_corpus, info = silver_dev_set(
-            teacher_nlp, run.student, run.heldout_from, run.D["heldout"], Path(run.D["cache_dir"])
-        )
+        run.dev_corpus, info = dev_corpus, heldout
         summary["heldout"] = info
         stderr.write(
             f"Dev set: the first {info['docs']:,} texts of {run.D['corpus']} ({info['words']:,} words), "
