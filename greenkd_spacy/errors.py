@@ -289,6 +289,11 @@ class Errors(metaclass=ErrorsWithCodes):
         "Cannot write to the {what} {path}: {error}. Give a directory this user can "
         "write to (and with free space)."
     )
+    E065 = (
+        "Cannot resume from {path}: {error}. The student saved there no longer fits the "
+        "config (its settings or labels changed) or its files are damaged. Start over "
+        "with --no-resume (the teacher cache is kept), or give another output directory."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -505,3 +505,20 @@ def test_an_output_path_that_is_a_file_is_refused_before_any_work(teacher_dir, t
     with pytest.raises(ValueError, match="is a file"):
         distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2), tmp_path / "out")
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_resume_that_cannot_load_model_last_names_it_and_no_resume(teacher_dir, tmp_path):
+    teacher = spacy.load(teacher_dir / "model")
+    distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2, eval_frequency=2), tmp_path / "out")
+    # A changed config: the student no longer has model-last's shape.
+    wider = student_config(teacher_dir, tmp_path, max_steps=4, eval_frequency=2)
+    wider["components"]["greenkd_parser"]["model"]["arc_mlp_size"] = 16
+    with pytest.raises(ValueError, match=r"(?s)Cannot resume from .*model-last.*--no-resume"):
+        distill(teacher, wider, tmp_path / "out")
+    # Damaged weights: the same message.
+    (weights,) = (tmp_path / "out" / "model-last" / "greenkd_parser").glob("model")
+    weights.write_bytes(weights.read_bytes()[:20])
+    with pytest.raises(ValueError, match=r"(?s)Cannot resume from .*model-last.*--no-resume"):
+        distill(teacher, student_config(teacher_dir, tmp_path, max_steps=4, eval_frequency=2), tmp_path / "out")
+    _, summary = distill(teacher, wider, tmp_path / "out", resume=False)
+    assert summary["training"]["steps"] == 4

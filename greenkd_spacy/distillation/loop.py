@@ -446,7 +446,11 @@ def train(
         saved = resume_state(output_path, STATE_FILE)  # also repairs an interrupted swap
         if resume and saved is not None:
             state = saved
-            student.from_disk(output_path / LAST, exclude=["vocab"])
+            try:
+                student.from_disk(output_path / LAST, exclude=["vocab"])
+            except Exception as err:  # thinc's dimension checks, msgpack's unpacking, missing files
+                first_line = (str(err).strip().splitlines() or [""])[0]
+                raise ValueError(Errors.E065.format(path=output_path / LAST, error=f"{type(err).__name__}: {first_line}")) from err
             stderr.write(f"Resuming from {output_path / LAST} at step {state['step']}.\n")
     optimizer: Optimizer = D["optimizer"]
     learners = {name: pipe for name, pipe, _ in run.pairs}
