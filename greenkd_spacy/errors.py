@@ -35,6 +35,10 @@ class Warnings(metaclass=ErrorsWithCodes):
         "(`greenkd-bench-parser --gold-pos`), or train a config without POS "
         "(configs/paper/parser_bilstm_raw.cfg, or pos_width = 0)."
     )
+    W004 = (
+        "{path} starts with a UTF-8 byte-order mark; it was skipped (it is not part of "
+        "the text)."
+    )
 
 
 class Errors(metaclass=ErrorsWithCodes):

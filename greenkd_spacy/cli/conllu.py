@@ -1,4 +1,6 @@
 """`spacy greenkd-convert-conllu`: check a CoNLL-U file, then convert it as `spacy convert` does."""
+import codecs
+import tempfile
 from pathlib import Path
 
 import typer
@@ -33,7 +35,16 @@ def convert_conllu_cli(
         f"and {stats.empty_nodes:,} empty nodes"
     )
     output_dir.mkdir(parents=True, exist_ok=True)
-    convert(input_path, output_dir, file_type="spacy", n_sents=n_sents, converter="conllu", silent=False)
+    with tempfile.TemporaryDirectory() as tmp:
+        source = input_path
+        with input_path.open("rb") as file_:
+            bom = file_.read(3) == codecs.BOM_UTF8
+        if bom:
+            # spaCy's converter would keep the byte-order mark in the first line; the
+            # copy keeps the file's name, which names the output.
+            source = Path(tmp) / input_path.name
+            source.write_bytes(input_path.read_bytes()[3:])
+        convert(source, output_dir, file_type="spacy", n_sents=n_sents, converter="conllu", silent=False)
     lang = spacy_lang_for(input_path)
     note = "" if lang != "xx" else " (spaCy has no language class for this treebank's code; xx is its multi-language class)"
     msg.info(f"Train on it with --nlp.lang {lang}{note}: the shipped configs say en.")

@@ -9,8 +9,10 @@
   paper's distillation corpus D_train + C.
 (Labeled SST-2 / TREC / IMDB files: data/labeled.py.)
 """
+import codecs
 import gzip
 import json
+import warnings
 from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -18,7 +20,7 @@ from spacy.language import Language
 from spacy.training import Example
 from spacy.util import registry
 
-from ..errors import Errors
+from ..errors import Errors, Warnings
 from .source_key import CorpusKey, combine, files_digest, tokenizer_digest
 
 PathLike = Union[str, Path]
@@ -44,6 +46,11 @@ def read_lines(
     """
     with open_bytes(path) as file_:
         for line_no, raw in enumerate(file_, start=1):
+            if line_no == 1 and raw.startswith(codecs.BOM_UTF8) and encoding.replace("-", "").lower() in ("utf8", "utf8sig"):
+                # A byte-order mark (Windows editors write one) is not text: left in, it
+                # became part of the first token ('\ufeff-DOCSTART-', '\ufeffEU').
+                raw = raw[len(codecs.BOM_UTF8):]
+                warnings.warn(Warnings.W004.format(path=path))
             try:
                 yield line_no, raw.decode(encoding).rstrip("\r\n")
             except UnicodeDecodeError as err:

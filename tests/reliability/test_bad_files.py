@@ -129,3 +129,28 @@ def test_corpus_reader_names_an_empty_corrupt_or_docless_file(tmp_path):
     (tmp_path / "dir" / "b.spacy").write_bytes(b"")
     with pytest.raises(ValueError, match="E043.*b.spacy"):
         list(create_corpus_reader(tmp_path / "dir")(nlp))
+
+
+@pytest.mark.parametrize(
+    "args,content,check",
+    [
+        (("convert-conll", "-f", "conll03"), b"-DOCSTART- -X- -X- O\n\nEU NNP B-NP B-ORG\nrejects VBZ B-VP O\n",
+         lambda docs: [t.text for d in docs for t in d][0] == "EU" and len(docs) == 1),
+        (("convert-conll", "-f", "conll03"), b"EU NNP B-NP B-ORG\nrejects VBZ B-VP O\n",
+         lambda docs: [e.text for e in docs[0].ents] == ["EU"]),
+        (("convert-textcat", "-f", "jsonl"), b'{"text": "fine", "label": "POS"}\n{"text": "bad", "label": "NEG"}\n',
+         lambda docs: docs[0].text == "fine"),
+        (("convert-conllu",), "\n".join(GOOD).encode("utf8") + b"\n",
+         lambda docs: [t.text for t in docs[0]] == ["I", "ca", "go"]),
+    ],
+)
+def test_a_byte_order_mark_is_skipped_and_said(tmp_path, args, content, check):
+    path = tmp_path / "data.txt"
+    path.write_bytes(b"\xef\xbb\xbf" + content)
+    output = tmp_path / "out" if args[0] == "convert-conllu" else tmp_path / "out.spacy"
+    with pytest.warns(UserWarning, match="byte-order mark"):
+        result = run(args[0], path, output, *args[1:])
+    assert result.exit_code == 0, result.output
+    files = sorted(output.glob("*.spacy")) if output.is_dir() else [output]
+    docs = [doc for file in files for doc in DocBin().from_disk(file).get_docs(spacy.blank("en").vocab)]
+    assert check(docs) and not any("\ufeff" in doc.text for doc in docs)
