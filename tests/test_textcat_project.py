@@ -1,6 +1,6 @@
 """projects/textcat: its spec loads and plans every recorded row; a fine-tuned or pruned
 student's row carries the cost of the run it goes on from (continues); a command token
-that is only {vars.X} stands for X's words (the quick checks' extra overrides); the seeds
+that is only {vars.X} stands for X's words; the seeds
 summary finds the runner's models from the spec."""
 import shlex
 from pathlib import Path
@@ -28,13 +28,14 @@ def test_the_study_spec_names_every_recorded_row(tmp_path, capsys, monkeypatch):
     recorded = {row["system"] for name in ("textcat_sst2", "textcat_trec", "textcat_trec_linear_kd")
                 for row in srsly.read_json(PROJECT / "results" / f"{name}.json")}
     assert recorded - set(spec.systems) == {"dan-kd-brown"}
-    runner(["spec.yml", "train", "--dry-run", "--var", "train_args=--training.max_steps 20 --training.eval_frequency 10"])
+    monkeypatch.setenv("STUDY_TRAIN_ARGS", "--training.max_steps 20 --training.eval_frequency 10")
+    runner(["spec.yml", "train", "--dry-run"])
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("train ")]
     commands = {line.split(":")[0][len("train "):]: shlex.split(line.split(": ", 1)[1]) for line in lines}
     ft = commands["trec/dan-kd-ft-default"]
     # The quick check's overrides come after the recorded ones, so they win.
     assert ft[ft.index("--paths.source") + 1] == "training/trec/dan-kd-default/model-best"
-    assert ft[-6:] == ["--training.max_steps", "20", "--training.eval_frequency", "10", "--system.seed", "0"]
+    assert ft[-6:] == ["--system.seed", "0", "--training.max_steps", "20", "--training.eval_frequency", "10"]
     kd = commands["sst2/dan-kd"]
     assert kd[kd.index("--distillation.max_steps") + 1] == "4000" and "--distillation.eval_frequency" not in kd
     assert commands["trec/dan-kd"][commands["trec/dan-kd"].index("--distillation.max_steps") + 1] == "3000"
