@@ -63,20 +63,34 @@ def tags_for(labels: Sequence[str]) -> List[str]:
     return ["O"] + [f"{p}-{label}" for label in labels for p in PREFIXES]
 
 
-@registry.scorers("greenkd.spans_scorer.v1")
-def make_spans_scorer(spans_key: str = "chunks") -> Callable:
-    """P/R/F of doc.spans[spans_key] (scores named spans_KEY_p/r/f and per type)."""
+class SpansScorer:
+    """P/R/F of doc.spans[spans_key] (scores named spans_KEY_p/r/f and per type). A
+    module-level class, not a closure, so that a pipeline holding it pickles (as
+    `nlp.pipe(n_process=2)` needs under the spawn start method of macOS and Windows)."""
 
-    def score(examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
+    def __init__(self, spans_key: str):
+        self.spans_key = spans_key
+
+    def __call__(self, examples: Iterable[Example], **kwargs) -> Dict[str, Any]:
         return Scorer.score_spans(
             examples,
-            attr=f"spans_{spans_key}",
-            getter=lambda doc, attr: doc.spans.get(spans_key, []),
-            has_annotation=lambda doc: spans_key in doc.spans,
+            attr=f"spans_{self.spans_key}",
+            getter=self.spans_of,
+            has_annotation=self.has_spans,
             allow_overlap=False,
         )
 
-    return score
+    def spans_of(self, doc: Doc, attr: str) -> Any:
+        return doc.spans.get(self.spans_key, [])
+
+    def has_spans(self, doc: Doc) -> bool:
+        return self.spans_key in doc.spans
+
+
+@registry.scorers("greenkd.spans_scorer.v1")
+def make_spans_scorer(spans_key: str = "chunks") -> Callable:
+    """P/R/F of doc.spans[spans_key] (scores named spans_KEY_p/r/f and per type)."""
+    return SpansScorer(spans_key)
 
 
 @registry.callbacks("greenkd.layer_selection.v1")
