@@ -298,6 +298,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "config (its settings or labels changed) or its files are damaged. Start over "
         "with --no-resume (the teacher cache is kept), or give another output directory."
     )
+    E066 = (
+        "{path} holds no {what} (an empty file, or only a header or blank lines): nothing "
+        "was written. Check the path and --format {fmt}."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

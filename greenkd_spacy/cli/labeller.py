@@ -14,7 +14,8 @@ from spacy.tokens import DocBin
 from wasabi import msg
 
 from ..bench import MIN_TIMED_WORDS, bench_labeller, disk_bytes
-from ..errors import Warnings
+from ..atomic import atomic_write_bytes
+from ..errors import Errors, Warnings
 from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
 from ..data.conll import FORMATS, read_sentences, sentence_doc
@@ -41,14 +42,16 @@ def convert_conll_cli(
         docs = [sentence_doc(vocab, w, p, t, fmt, spans_key, chunks_as_ents) for w, p, t, _ in read_sentences(input_path, fmt)]
     except ValueError as err:
         msg.fail(str(err), exits=1)
+    if not docs:
+        msg.fail(Errors.E066.format(path=input_path, what="sentences", fmt=fmt), exits=1)
     if hold_out and held_out_output is None:
         msg.fail("--hold-out needs --held-out-output.", exits=1)
     parts = [(output_path, docs[: len(docs) - hold_out] if hold_out else docs)]
     if hold_out:
         parts.append((held_out_output, docs[len(docs) - hold_out :]))
     for path, part in parts:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        DocBin(docs=part, attrs=["ORTH", "TAG", "ENT_IOB", "ENT_TYPE"]).to_disk(path)
+        # Written whole or not at all: a full disk leaves the earlier file, not half of one.
+        atomic_write_bytes(path, DocBin(docs=part, attrs=["ORTH", "TAG", "ENT_IOB", "ENT_TYPE"]).to_bytes())
         n_spans = sum(len(d.ents) if fmt == "conll03" or chunks_as_ents else len(d.spans[spans_key]) for d in part)
         msg.good(f"Wrote {len(part):,} sentences ({n_spans:,} spans) to {path}")
 

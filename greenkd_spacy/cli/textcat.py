@@ -22,6 +22,7 @@ from ..data.augment import Augmenter
 from ..data.corpus import load_docs
 from ..data.heldout import whole_text_split
 from ..atomic import atomic_write_bytes, atomic_write_lines
+from ..errors import Errors
 from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
 from ..data.text_corpus import iter_texts
@@ -61,6 +62,8 @@ def convert_textcat_cli(
         pairs = list(read_labeled(input_path, fmt))
     except ValueError as err:
         msg.fail(str(err), exits=1)
+    if not pairs:
+        msg.fail(Errors.E066.format(path=input_path, what="labeled texts", fmt=fmt), exits=1)
     label_set: List[str] = labels.split(",") if labels else labels_of(pairs)
     unknown = sorted({label for _, label in pairs} - set(label_set))
     if unknown:
@@ -96,8 +99,8 @@ def convert_textcat_cli(
     for path, part in ((output_path, pairs), (dev_output, held_out)):
         if path is None:
             continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        DocBin(docs=docs_from_labeled(nlp, part, label_set), store_user_data=False).to_disk(path)
+        # Written whole or not at all: a full disk leaves the earlier file, not half of one.
+        atomic_write_bytes(path, DocBin(docs=docs_from_labeled(nlp, part, label_set), store_user_data=False).to_bytes())
         msg.good(f"Wrote {len(part)} docs to {path} (labels: {', '.join(label_set)})")
 
 

@@ -154,3 +154,25 @@ def test_a_byte_order_mark_is_skipped_and_said(tmp_path, args, content, check):
     files = sorted(output.glob("*.spacy")) if output.is_dir() else [output]
     docs = [doc for file in files for doc in DocBin().from_disk(file).get_docs(spacy.blank("en").vocab)]
     assert check(docs) and not any("\ufeff" in doc.text for doc in docs)
+
+
+@pytest.mark.parametrize(
+    "args,content",
+    [
+        (("convert-conll", "-f", "conll03"), b""),
+        (("convert-conll", "-f", "conll03"), b"\n\n"),
+        (("convert-conll", "-f", "conll00"), b""),
+        (("convert-textcat", "-f", "sst2"), b""),
+        (("convert-textcat", "-f", "sst2"), b"sentence\tlabel\n"),
+        (("convert-textcat", "-f", "jsonl"), b""),
+    ],
+)
+def test_every_converter_refuses_empty_input_and_keeps_the_earlier_output(tmp_path, args, content):
+    path = tmp_path / "data.txt"
+    path.write_bytes(content)
+    output = tmp_path / "out.spacy"
+    output.write_bytes(b"an earlier good file")
+    result = run(args[0], path, output, *args[1:])
+    assert result.exit_code == 1
+    assert "holds no" in result.output and "nothing was written" in " ".join(result.output.split())
+    assert output.read_bytes() == b"an earlier good file"
