@@ -522,3 +522,20 @@ def test_a_resume_that_cannot_load_model_last_names_it_and_no_resume(teacher_dir
         distill(teacher, student_config(teacher_dir, tmp_path, max_steps=4, eval_frequency=2), tmp_path / "out")
     _, summary = distill(teacher, wider, tmp_path / "out", resume=False)
     assert summary["training"]["steps"] == 4
+
+
+@pytest.mark.parametrize("content", [b"", b"not a DocBin"])
+def test_an_empty_or_corrupt_dev_set_is_refused_before_the_teacher_pass(teacher_dir, tmp_path, content):
+    from spacy.tokens import DocBin
+
+    teacher = spacy.load(teacher_dir / "model")
+    dev = tmp_path / "dev.spacy"
+    if content:
+        dev.write_bytes(content)
+    else:
+        DocBin().to_disk(dev)
+    config = student_config(teacher_dir, tmp_path, max_steps=2)
+    config["paths"]["dev"] = str(dev)
+    with pytest.raises(ValueError, match="dev.spacy"):
+        distill(teacher, config, tmp_path / "out")
+    assert not (tmp_path / "cache").exists()

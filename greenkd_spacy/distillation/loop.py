@@ -331,6 +331,11 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         # built and initialized.
         next(iter(train_corpus(student)), None)
     heldout_from = None
+    if not has_no_data(dev_corpus):
+        # A dev set that cannot be read, or is empty, said now, not at the first
+        # evaluation after the teacher pass.
+        if next(iter(dev_corpus(student)), None) is None:
+            raise ValueError(Errors.E044.format(path=getattr(dev_corpus, "path", T["dev_corpus"]), purpose="evaluate on"))
     if has_no_data(dev_corpus):
         # Raw text alone: the teacher labels the corpus's first texts as the dev set
         # after its pass (distill), and the student never trains on them.
