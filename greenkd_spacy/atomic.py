@@ -79,7 +79,13 @@ def write_directory(path: Path, fill: Callable[[Path], None]) -> None:
     tmp = path.with_name(f".{path.name}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.parent.mkdir(parents=True, exist_ok=True)
-    fill(tmp)
+    try:
+        fill(tmp)
+    except BaseException:
+        # A full disk or a kill while filling: no half-written folder is left behind,
+        # and `path` is untouched.
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     old = _old(path)
     if path.exists():
         shutil.rmtree(old, ignore_errors=True)

@@ -302,6 +302,11 @@ class Errors(metaclass=ErrorsWithCodes):
         "{path} holds no {what} (an empty file, or only a header or blank lines): nothing "
         "was written. Check the path and --format {fmt}."
     )
+    E067 = (
+        "Could not save {path}: {error}. The previous checkpoint there and the teacher "
+        "cache are kept; free space (or make the directory writable) and run the same "
+        "command again to resume from the last checkpoint."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -539,3 +539,26 @@ def test_an_empty_or_corrupt_dev_set_is_refused_before_the_teacher_pass(teacher_
     with pytest.raises(ValueError, match="dev.spacy"):
         distill(teacher, config, tmp_path / "out")
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_full_disk_at_a_checkpoint_names_the_path_and_leaves_no_temporary_folder(teacher_dir, tmp_path, monkeypatch):
+    import errno
+
+    from greenkd_spacy.distillation import loop
+
+    teacher = spacy.load(teacher_dir / "model")
+    config = student_config(teacher_dir, tmp_path, max_steps=4, eval_frequency=2)
+    distill(teacher, student_config(teacher_dir, tmp_path, max_steps=2, eval_frequency=2), tmp_path / "out")
+    real_to_disk = loop.Language.to_disk
+
+    def full_disk(self, path, *args, **kwargs):
+        real_to_disk(self, path, *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(loop.Language, "to_disk", full_disk)
+    with pytest.raises(ValueError, match=r"(?s)Could not save .*model-best.*No space left.*run the same command again"):
+        distill(teacher, config, tmp_path / "out")
+    assert not [path.name for path in (tmp_path / "out").iterdir() if path.name.endswith(".tmp")]
+    monkeypatch.undo()
+    _, summary = distill(teacher, config, tmp_path / "out")  # resumes from the kept model-last
+    assert summary["training"]["resumed_from_step"] == 2

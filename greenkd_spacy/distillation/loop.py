@@ -284,7 +284,10 @@ def finite_scores(scores: Dict[str, Any]) -> Dict[str, Any]:
 def save_student(nlp: Language, path: Path, state: Optional[Dict[str, Any]] = None) -> None:
     """The student as a whole directory swapped in for ``path`` (checkpoint.py), with the
     loop's state inside model-last, so a kill cannot pair weights with another step."""
-    save_checkpoint(path, nlp.to_disk, state, STATE_FILE)
+    try:
+        save_checkpoint(path, nlp.to_disk, state, STATE_FILE)
+    except OSError as err:  # a full disk or a read-only directory: say where, and what is kept
+        raise ValueError(Errors.E067.format(path=path, error=f"{type(err).__name__}: {err}")) from err
 
 
 @dataclass
