@@ -310,6 +310,8 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     state = srsly.read_json(tmp_path / "out" / "distill_state.json")
     assert state["step"] == 150
     assert [row["step"] for row in state["history"]] == [50, 100, 150]
+    # The dev score over training time: each row has the seconds of training so far.
+    assert 0 < state["history"][0]["wall_seconds"] <= state["history"][1]["wall_seconds"] <= state["history"][2]["wall_seconds"]
     # The resumed run's cost is both segments': the model cost that much to train.
     training = summary["training"]
     assert training["resumed_from_step"] == 50 and training["steps"] == 150

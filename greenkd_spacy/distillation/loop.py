@@ -508,7 +508,9 @@ def train(
         state["wall_seconds"] = base_wall + time.perf_counter() - start_wall
         state["cpu_seconds"] = base_cpu + time.process_time() - start_cpu
         losses = {name: float(value) for name, value in losses.items()}  # spaCy's pipes may add numpy floats
-        row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses)}
+        # With the training seconds so far: the history is the dev score over training time.
+        row = {"step": step, "epoch": epoch, "score": score, "losses": dict(losses),
+               "wall_seconds": round(state["wall_seconds"], 1), "cpu_seconds": round(state["cpu_seconds"], 1)}
         # Undefined scores (NaN: a ROC AUC over one class) are left out; JSON has no NaN.
         row.update({k: v for k, v in scores.items() if isinstance(v, (int, float)) and math.isfinite(v)})
         state["history"].append(row)
