@@ -32,7 +32,6 @@ from spacy.training import Example
 from spacy.training.loop import create_evaluation_callback, create_train_batches, update_meta
 from spacy.util import fix_random_seed, registry, resolve_dot_names
 from thinc.api import Config, Optimizer
-from wasabi import Printer
 
 from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
@@ -44,7 +43,7 @@ from .adapters import distillable
 from .annotate import annotate
 from .copies import GoldCopies, plan_gold_copies
 from .heldout import SkipFirst, has_no_data, silver_dev_set
-from .report import REPORT_FILE, compare, pipeline_path, render
+from .report import pipeline_path, write_report
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .cache import Fingerprint, TeacherCache
 from .targets import CachedTeacher, is_silver
@@ -699,26 +698,11 @@ def _distill(
     if output_path is not None:
         srsly.write_json(output_path / "distill_summary.json", summary)
         if report:
-            write_report(run, teacher_nlp, output_path, stdout, teacher_path=pipeline_path(teacher))
+            # What model-best kept of the teacher on the dev set's texts; gold scores too
+            # where the dev set is gold, not the teacher's.
+            references = [eg.reference for eg in run.dev_corpus(run.student)]
+            write_report(
+                teacher_nlp, output_path / BEST, references, gold=run.heldout_from is None,
+                stdout=stdout, teacher_path=pipeline_path(teacher),
+            )
     return run.student, summary
-
-
-def write_report(
-    run: Run, teacher_nlp: Language, output_path: Path, stdout: IO, teacher_path: Optional[Path] = None
-) -> List[Dict[str, Any]]:
-    """What model-best kept of the teacher on the dev set's texts (agreement; gold
-    scores too where the dev set is gold) and how fast it is beside the teacher:
-    printed, and written to OUTPUT/report.json."""
-    best = output_path / BEST
-    student = spacy.load(best)
-    references = [eg.reference for eg in run.dev_corpus(student)]
-    gold = None if run.heldout_from is not None else references
-    rows = compare(
-        teacher_nlp, {"student": (student, best)}, [doc.text for doc in references], gold=gold,
-        teacher_path=teacher_path,
-    )
-    atomic_write_json(output_path / REPORT_FILE, rows)
-    header, lines = render(rows)
-    stdout.write("\n" + Printer(no_print=True).table(lines, header=header, divider=True) + "\n")
-    stdout.write(f"What the student kept of its teacher, on the dev set's {len(references):,} texts: {output_path / REPORT_FILE}\n")
-    return rows

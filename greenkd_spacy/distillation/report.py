@@ -12,14 +12,16 @@ of them alike), with its size on disk and what it cost to make.
 import math
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import spacy
 import srsly
 from spacy.language import Language
-from spacy.tokens import Doc
+from spacy.tokens import Doc, DocBin
 from spacy.training import Example
+from wasabi import Printer
 
+from ..atomic import atomic_write_json
 from ..bench import disk_bytes, one_thread, timed_pass
 
 # The per-attribute fields of a row, spaCy's scorer names (scores in percent).
@@ -129,6 +131,37 @@ def compare(
         if gold is not None:
             row.update({f"gold_{key}": value for key, value in agreement(nlp, gold).items()})
         rows.append(row)
+    return rows
+
+
+def write_report(
+    teacher: Language,
+    student_path: Path,
+    references: Sequence[Doc],
+    *,
+    gold: bool,
+    stdout: IO,
+    teacher_path: Optional[Path] = None,
+) -> List[Dict[str, Any]]:
+    """The report `spacy distill` ends with: the student saved at `student_path`
+    against the teacher on the texts of `references` (the dev set), printed and written
+    beside the student (its parent directory's report.json).
+
+    references (Sequence[Doc]): The dev set's reference docs: their texts are compared
+        on, and, with `gold`, their annotation is scored as gold too.
+    """
+    student = spacy.load(student_path)
+    # The dev docs in the loaded student's vocab (they were read with the run's).
+    docs = list(DocBin(docs=list(references), store_user_data=False).get_docs(student.vocab))
+    rows = compare(
+        teacher, {"student": (student, student_path)}, [doc.text for doc in docs],
+        gold=docs if gold else None, teacher_path=teacher_path,
+    )
+    path = Path(student_path).parent / REPORT_FILE
+    atomic_write_json(path, rows)
+    header, lines = render(rows)
+    stdout.write("\n" + Printer(no_print=True).table(lines, header=header, divider=True) + "\n")
+    stdout.write(f"What the student kept of its teacher, on the dev set's {len(docs):,} texts: {path}\n")
     return rows
 
 
