@@ -17,6 +17,8 @@ from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 import srsly
 
+from .errors import Errors
+
 
 @contextmanager
 def atomic_open(path: Path) -> Iterator[BinaryIO]:
@@ -100,3 +102,13 @@ def recover_directory(path: Path) -> None:
     old = _old(path)
     if not path.exists() and old.exists():
         os.replace(old, path)
+
+
+def save_pipeline(nlp: Any, path: Path) -> None:
+    """Save a pipeline whole or not at all (a fresh folder swapped in, as a checkpoint
+    is): a full disk or a read-only directory leaves what `path` held before, and the
+    error names the path."""
+    try:
+        write_directory(Path(path), nlp.to_disk)
+    except OSError as err:
+        raise ValueError(Errors.E068.format(path=path, error=f"{type(err).__name__}: {err}")) from err

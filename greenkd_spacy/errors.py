@@ -307,6 +307,11 @@ class Errors(metaclass=ErrorsWithCodes):
         "cache are kept; free space (or make the directory writable) and run the same "
         "command again to resume from the last checkpoint."
     )
+    E068 = (
+        "Could not write {path}: {error}. Nothing was replaced: {path} holds what it held "
+        "before. Free space (or choose a directory you can write to) and run the command "
+        "again."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -656,3 +656,28 @@ def test_prune_cli_writes_into_a_new_nested_directory(tmp_path):
     assert result.exit_code == 0, result.output
     n = len(spacy.load(tmp_path / "model").get_pipe("greenkd_textcat").model.attrs["ngrams"])
     assert len(spacy.load(out).get_pipe("greenkd_textcat").model.attrs["ngrams"]) == round(0.5 * n)
+
+
+def test_prune_on_a_full_disk_names_the_path_and_keeps_the_earlier_output(tmp_path, monkeypatch):
+    import errno
+
+    from spacy.language import Language
+    from typer.testing import CliRunner
+
+    from greenkd_spacy.cli import app
+
+    trained().to_disk(tmp_path / "model")
+    out = tmp_path / "pruned"
+    trained().to_disk(out)  # an earlier output
+    before = sorted(path.name for path in out.iterdir())
+    real_to_disk = Language.to_disk
+
+    def full_disk(self, path, *args, **kwargs):
+        real_to_disk(self, path, *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(Language, "to_disk", full_disk)
+    result = CliRunner().invoke(app, ["prune-textcat", str(tmp_path / "model"), str(out), "--keep", "0.5"])
+    assert result.exit_code == 1 and "Could not write" in result.output and "No space left" in result.output
+    assert sorted(path.name for path in out.iterdir()) == before
+    assert not [path for path in tmp_path.iterdir() if path.name.endswith(".tmp")]

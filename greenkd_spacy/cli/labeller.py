@@ -14,7 +14,7 @@ from spacy.tokens import DocBin
 from wasabi import msg
 
 from ..bench import MIN_TIMED_WORDS, bench_labeller, disk_bytes
-from ..atomic import atomic_write_bytes
+from ..atomic import atomic_write_bytes, save_pipeline
 from ..errors import Errors, Warnings
 from ..models.pytorch.dense_lm import PAPER_LM, LMShape
 from ..pipeline.labeller import SequenceLabeller
@@ -118,8 +118,10 @@ def prune_lm_cli(
         if after >= before:
             msg.warn(Warnings.W002.format(name=name))
         msg.good(f"{name}: LM FLOPs/token {before:,} -> {after:,} ({100 * (1 - after / max(1, before)):.1f} % fewer)")
-    Path(output).parent.mkdir(parents=True, exist_ok=True)  # as spacy train --output does
-    nlp.to_disk(output)
+    try:
+        save_pipeline(nlp, Path(output))
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
 
 

@@ -21,7 +21,7 @@ from ..pipeline.textcat import DANMixin
 from ..data.augment import Augmenter
 from ..data.corpus import load_docs
 from ..data.heldout import whole_text_split
-from ..atomic import atomic_write_bytes, atomic_write_lines
+from ..atomic import atomic_write_bytes, atomic_write_lines, save_pipeline
 from ..errors import Errors
 from ..data.sentences import iter_sentences
 from ..data.labeled import LABELED_FORMATS, docs_from_labeled, labels_of, read_labeled
@@ -210,8 +210,10 @@ def prune_textcat_cli(
         except ValueError as err:
             msg.fail(str(err), exits=1)
         msg.info(f"{name}: kept {kept:,} of {before:,} n-grams ({100 * kept / max(1, before):.1f} %, by {by} counts)")
-    Path(output).parent.mkdir(parents=True, exist_ok=True)  # as spacy train --output does
-    nlp.to_disk(output)
+    try:
+        save_pipeline(nlp, Path(output))
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     msg.good(f"Saved the pruned pipeline to {output} ({disk_bytes(output):,} bytes; was {disk_bytes(model):,})")
 
 

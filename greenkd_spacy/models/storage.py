@@ -29,6 +29,8 @@ from spacy.language import Language
 from thinc.api import Model
 from thinc.shims import PyTorchShim
 
+from ..atomic import save_pipeline
+
 # The module attribute that asks serialize_weights for a storage dtype.
 STORAGE_ATTR = "greenkd_storage_dtype"
 STORAGE_DTYPES = {"float16": (torch.float16, numpy.float16)}
@@ -110,6 +112,5 @@ def save_compacted(nlp: Language, path: Union[str, Path], dtype: str = "float16"
         )
     with _compacted(nlp, dtype) as counts:
         if counts:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)  # as spacy train makes its output
-            nlp.to_disk(path)
+            save_pipeline(nlp, Path(path))
     return counts
