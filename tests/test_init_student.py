@@ -220,3 +220,17 @@ def test_preset_teacher_writes_the_teachers_own_architecture(teacher_path, tmp_p
         assert config["components"][name]["model"] == teacher.config["components"][name]["model"]
     assert config["distillation"]["optimizer"] == teacher.config["training"]["optimizer"]
     debug_config(tmp_path / "spacy.cfg")
+
+
+def test_a_teacher_pass_shared_by_components_is_counted_once(tmp_path):
+    from greenkd_spacy.distillation.report import run_costs
+
+    shared = {"components": ["tagger", "parser"], "cpu_seconds": 800.0}
+    srsly.write_json(tmp_path / "distill_summary.json", {
+        "annotation": {"tagger": shared, "parser": dict(shared, components=["parser", "tagger"]),
+                       "textcat": {"components": ["textcat"], "cpu_seconds": 50.0}},
+        "heldout": {"cpu_seconds": 10.0}, "training": {"cpu_seconds": 1000.0},
+    })
+    (tmp_path / "model-best").mkdir()
+    costs = run_costs(tmp_path / "model-best")
+    assert costs == {"train_cpu_seconds": 1000.0, "teacher_annotation_cpu_seconds": 860.0}

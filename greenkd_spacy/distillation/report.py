@@ -88,7 +88,12 @@ def run_costs(model_path: Optional[Path]) -> Dict[str, Optional[float]]:
         if candidate.is_file():
             summary = srsly.read_json(candidate)
             costs["train_cpu_seconds"] = round(summary.get("training", {}).get("cpu_seconds", 0.0), 1)
-            teacher = sum(info.get("cpu_seconds", 0.0) for info in summary.get("annotation", {}).values())
+            # Components that share one teacher pass each report that pass: count it once.
+            passes = {
+                tuple(sorted(info.get("components") or [name])): info.get("cpu_seconds", 0.0)
+                for name, info in summary.get("annotation", {}).items()
+            }
+            teacher = sum(passes.values())
             teacher += summary.get("heldout", {}).get("cpu_seconds", 0.0)
             costs["teacher_annotation_cpu_seconds"] = round(teacher, 1)
             break
