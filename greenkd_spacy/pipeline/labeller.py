@@ -23,6 +23,7 @@ from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
 
+from ..decoding.biluo import BiluoDecoder
 from ..errors import Errors
 from ..models.labeller import encoder_module, encoder_width, ensure_encoder, ensure_head, is_ldnet_encoder
 from ..distillation.contract import DistillableMixin
@@ -180,6 +181,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     """What the NER and the chunker share; subclasses say where spans live."""
 
     _gate_optimizer: Optional[torch.optim.SGD] = None
+    # Spans from tag indices, made again when the tag set changes.
+    _decoder: Optional[BiluoDecoder] = None
 
     def __init__(
         self, vocab: Vocab, model: Model, name: str, *, lm_lambda0: float = 0.0, lm_target_layers: int = 0,
@@ -245,12 +248,11 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def set_annotations(self, docs: Iterable[Doc], scores) -> None:
         tags, _ = scores
-        names = self.tags
+        decoder = self._decoder
+        if decoder is None or decoder.tags != self.tags:
+            decoder = self._decoder = BiluoDecoder(self.tags)
         for doc, doc_tags in zip(docs, tags):
-            if not len(doc):
-                self.write_spans(doc, [])
-                continue
-            self.write_spans(doc, biluo_tags_to_spans(doc, [names[int(i)] for i in doc_tags]))
+            self.write_spans(doc, decoder.spans(doc, doc_tags) if len(doc) else [])
 
     # ------------------------------------------------------------------ train
 

@@ -102,24 +102,39 @@ class LinearChainCRF(nn.Module):
 
     @torch.no_grad()
     def viterbi(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
-        """Best tag sequence per sequence, as lists of tag indices."""
+        """Best tag sequence per sequence, as lists of tag indices.
+
+        Sequences are taken longest first, so at each step the ones still running are a
+        prefix of the batch and only they are scored: the work is the batch's words
+        times C^2, not its padded size (a batch of sentences of mixed length is mostly
+        padding at its last steps). The max runs over the last, contiguous axis.
+        """
         trans, start, end = self._scores()
         batch, max_len, _ = emissions.shape
+        if batch == 0:
+            return []
+        given, lengths = lengths, lengths.clamp(min=1)
+        order = torch.argsort(lengths, descending=True, stable=True)
+        emissions = emissions[order]
+        sorted_lengths = lengths[order]
+        # into[next, prev]: the score of moving from prev to next.
+        into = trans.t().contiguous()[None]
         score = start[None, :] + emissions[:, 0]
         backpointers = []
-        for t in range(1, max_len):
-            best, arg = (score[:, :, None] + trans[None]).max(dim=1)
-            step = best + emissions[:, t]
-            active = (t < lengths)[:, None]
-            score = torch.where(active, step, score)
-            # Past a sequence's end, each tag points to itself, so backtracking from the
-            # final position passes through unchanged to the real last tag.
-            keep = torch.arange(self.n_labels)[None, :].expand(batch, -1)
-            backpointers.append(torch.where(active, arg, keep))
+        for t in range(1, int(sorted_lengths[0])):
+            n = int((sorted_lengths > t).sum())
+            best, arg = (score[:n, None, :] + into).max(dim=2)
+            score = torch.cat([best + emissions[:n, t], score[n:]])
+            backpointers.append(arg)
         last = (score + end[None, :]).argmax(dim=1)
-        paths = [last]
-        for pointers in reversed(backpointers):
-            last = pointers.gather(1, last[:, None]).squeeze(1)
-            paths.append(last)
-        tags = torch.stack(paths[::-1], dim=1)
-        return [tags[i, : int(lengths[i])].tolist() for i in range(batch)]
+        tags = torch.zeros((batch, max_len), dtype=torch.long)
+        for t in range(len(backpointers), 0, -1):
+            pointers = backpointers[t - 1]
+            n = pointers.shape[0]
+            tags[:n, t] = last[:n]
+            last = torch.cat([pointers.gather(1, last[:n, None]).squeeze(1), last[n:]])
+        tags[:, 0] = last
+        paths: List[List[int]] = [[] for _ in range(batch)]
+        for i, row in zip(order.tolist(), tags.tolist()):
+            paths[i] = row[: int(given[i])]
+        return paths

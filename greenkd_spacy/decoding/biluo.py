@@ -1,0 +1,77 @@
+"""Spans from BILUO tag indices without a Python step per token.
+
+The CRF's Viterbi path is well formed (its constraints forbid O -> I, B -> O ...), so
+the k-th B of a path closes at the k-th L and each U is a span alone: the spans are two
+`numpy.flatnonzero` calls and one `Span` per entity, where spaCy's
+`biluo_tags_to_spans` reads every token's tag string. A path that is not well formed
+(only possible from a hand-made tag sequence) goes through spaCy's function instead.
+"""
+from typing import List, Optional, Sequence, Tuple
+
+import numpy
+from spacy.tokens import Doc, Span
+from spacy.training import biluo_tags_to_spans
+
+OUT, BEGIN, INSIDE, LAST, UNIT = range(5)
+_KINDS = {"O": OUT, "B": BEGIN, "I": INSIDE, "L": LAST, "U": UNIT}
+
+
+class BiluoDecoder:
+    """Tag indices -> spans for one tag set ("O", "B-PER", "I-PER", ...)."""
+
+    def __init__(self, tags: Sequence[str]):
+        self.tags = list(tags)
+        parts = [("O", "") if tag == "O" else tuple(tag.split("-", 1)) for tag in self.tags]
+        self.kinds = numpy.asarray([_KINDS[kind] for kind, _ in parts], dtype="int8")
+        self.labels = [label for _, label in parts]
+        names = sorted(set(self.labels))
+        self.label_ids = numpy.asarray([names.index(label) for label in self.labels], dtype="int64")
+
+    def spans(self, doc: Doc, tag_ids: Sequence[int]) -> List[Span]:
+        """The spans of one doc's path (its length is the doc's)."""
+        ids = numpy.asarray(tag_ids, dtype="int64")
+        if not len(ids):
+            return []
+        kinds = self.kinds[ids]
+        bounds = self._bounds(kinds, self.label_ids[ids])
+        if bounds is None:
+            return biluo_tags_to_spans(doc, [self.tags[int(i)] for i in ids])
+        starts, ends = bounds
+        labels = self.labels
+        return [Span(doc, int(s), int(e), label=labels[int(ids[s])]) for s, e in zip(starts, ends)]
+
+    @staticmethod
+    def _bounds(kinds: numpy.ndarray, labels: numpy.ndarray) -> Optional[Tuple[numpy.ndarray, numpy.ndarray]]:
+        begins = numpy.flatnonzero(kinds == BEGIN)
+        lasts = numpy.flatnonzero(kinds == LAST)
+        units = numpy.flatnonzero(kinds == UNIT)
+        if len(begins) != len(lasts) or not _well_formed(kinds, labels, begins, lasts):
+            return None
+        starts = numpy.concatenate([begins, units])
+        ends = numpy.concatenate([lasts, units]) + 1
+        order = numpy.argsort(starts, kind="stable")
+        return starts[order], ends[order]
+
+
+def _well_formed(kinds: numpy.ndarray, labels: numpy.ndarray, begins: numpy.ndarray, lasts: numpy.ndarray) -> bool:
+    """Each B closes at the next L of its label with only I of that label between, and
+    every I is inside one."""
+    if not len(begins):
+        return not numpy.any(kinds == INSIDE)
+    if numpy.any(lasts < begins) or numpy.any(begins[1:] <= lasts[:-1]):
+        return False
+    if numpy.any(labels[begins] != labels[lasts]):
+        return False
+    inside = numpy.zeros(len(kinds) + 1, dtype="int64")
+    numpy.add.at(inside, begins + 1, 1)
+    numpy.add.at(inside, lasts, -1)
+    within = numpy.cumsum(inside)[: len(kinds)] > 0
+    if not numpy.all((kinds == INSIDE) == within):
+        return False
+    # The label of the entity each token is in, carried from its B.
+    entity = numpy.zeros(len(kinds) + 1, dtype="int64")
+    numpy.add.at(entity, begins, numpy.arange(1, len(begins) + 1))
+    numpy.add.at(entity, lasts + 1, -numpy.arange(1, len(begins) + 1))
+    owner = numpy.cumsum(entity)[: len(kinds)]
+    inner = numpy.flatnonzero(kinds == INSIDE)
+    return bool(numpy.all(labels[inner] == labels[begins[owner[inner] - 1]]))
