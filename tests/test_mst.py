@@ -105,3 +105,14 @@ def test_mst_is_fast_enough_on_long_sentences():
     scores = rng.normal(size=(257, 257))
     heads = mst_decode(scores)
     assert is_tree(heads)
+
+
+@pytest.mark.parametrize("n", [2, 5, 12, 40, 120])
+def test_compiled_mst_gives_the_reference_trees(n):
+    """The compiled Chu-Liu/Edmonds returns exactly the numpy reference's heads, ties
+    included (integer scores make many), on matrices whose greedy heads hold cycles."""
+    pytest.importorskip("greenkd_spacy.decoding._mst")
+    rng = numpy.random.default_rng(n)
+    for trial in range(60):
+        scores = rng.normal(size=(n + 1, n + 1)) if trial % 2 else rng.integers(-3, 3, size=(n + 1, n + 1)).astype(float)
+        assert mst_decode(scores, compiled=True).tolist() == mst_decode(scores, compiled=False).tolist()

@@ -9,6 +9,11 @@ from typing import List, Optional, Sequence
 
 import numpy
 
+try:  # The compiled Chu-Liu/Edmonds (setup.py builds it); this module's is the reference.
+    from ._mst import chu_liu_edmonds as _compiled_chu_liu_edmonds
+except ImportError:  # pragma: no cover - a source checkout that was not built
+    _compiled_chu_liu_edmonds = None
+
 # Scores at or below this value are treated as forbidden arcs.
 NEG_INF = -1e30
 
@@ -95,12 +100,14 @@ def _chu_liu_edmonds(scores: numpy.ndarray) -> numpy.ndarray:
     return result
 
 
-def mst_decode(scores: numpy.ndarray) -> numpy.ndarray:
+def mst_decode(scores: numpy.ndarray, compiled: bool = True) -> numpy.ndarray:
     """Decode the best single-rooted dependency tree.
 
     scores (numpy.ndarray): Float array of shape (n + 1, n + 1), scores[dep, head];
         row 0 (the root's own head) and the diagonal are ignored. Log-probabilities or
         unnormalised logits both work: a per-dependent constant does not change the tree.
+    compiled (bool): Use the compiled Chu-Liu/Edmonds where it is built (the same
+        trees; False runs this module's, the reference the tests compare it with).
     RETURNS (numpy.ndarray): Int array heads of shape (n + 1,), heads[0] == -1.
     """
     n = scores.shape[0] - 1
@@ -125,7 +132,10 @@ def mst_decode(scores: numpy.ndarray) -> numpy.ndarray:
     spread = float(finite.max() - finite.min()) if finite.size else 0.0
     penalty = (spread + 1.0) * (n + 1)
     work[1:, 0] = numpy.where(allowed[1:, 0], work[1:, 0] - penalty, NEG_INF)
-    heads = _chu_liu_edmonds(work)
+    if compiled and _compiled_chu_liu_edmonds is not None:
+        heads = _compiled_chu_liu_edmonds(numpy.ascontiguousarray(work))
+    else:
+        heads = _chu_liu_edmonds(work)
     heads[0] = -1
     return heads.astype(numpy.int64)
 
