@@ -91,7 +91,7 @@ def test_every_teacher_component_gets_its_student_or_is_said_to_be_copied_or_lef
         ("morphologizer", "morphologizer", "morphologizer"),
         ("senter", "senter", "parser"),  # the disabled senter cannot teach: the parser's trees do
         ("parser", "greenkd_parser", "parser"),
-        ("ner", "ner", "ner"),
+        ("ner", "greenkd_ner", "ner"),
         ("spancat", "spancat", "spancat"),
         ("trainable_lemmatizer", "trainable_lemmatizer", "trainable_lemmatizer"),
         ("textcat", "greenkd_textcat", "textcat"),

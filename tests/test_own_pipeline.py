@@ -57,7 +57,7 @@ def test_generated_student_learns_a_tagger_parser_ner_teacher_from_raw_text(tmp_
     teacher = make_teacher(tmp_path)
     plan = plan_student(teacher)
     assert [(c.name, c.factory) for c in plan.components] == [
-        ("tagger", "tagger"), ("senter", "senter"), ("parser", "greenkd_parser"), ("ner", "ner"),
+        ("tagger", "tagger"), ("senter", "senter"), ("parser", "greenkd_parser"), ("ner", "greenkd_ner"),
     ]
     config = Config().from_str(filled_config_text(config_text(plan, str(tmp_path / "teacher"))), interpolate=False)
     config["paths"]["text"] = str(tmp_path / "text.txt")

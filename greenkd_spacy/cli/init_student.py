@@ -23,7 +23,7 @@ def _names(value: Optional[str]) -> List[str]:
 def init_student_cli(
     teacher: str = typer.Argument(..., help="Teacher pipeline: a directory or an installed package name"),
     output: Path = typer.Argument(..., help="Where to write the student config (.cfg); '-' prints it", dir_okay=False),
-    preset: str = typer.Option("fast", "--preset", "-p", help=f"Student: {', '.join(PRESETS)} (fast: the CPU-first sizes of greenkd's defaults; accurate: a wider, deeper encoder, and the teacher's static vectors where it has them; teacher: the teacher's own architecture, the baseline spaCy's same-kind distillation gives)"),
+    preset: str = typer.Option("fast", "--preset", "-p", help=f"Student: {', '.join(PRESETS)} (fast: the CPU-first sizes; accurate: a wider encoder and a wider parser; both read the teacher's static vectors where it has them; teacher: the teacher's own architecture, the baseline spaCy's same-kind distillation gives)"),
     lang: Optional[str] = typer.Option(None, "--lang", help="Language code of the student (default: the teacher's)"),
     keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated teacher components to give students (default: every one)"),
     drop: Optional[str] = typer.Option(None, "--drop", help="Comma-separated teacher components to leave out"),
@@ -32,8 +32,8 @@ def init_student_cli(
 
     Every trainable teacher component gets the CPU-first student of its kind, all
     listening to one shared encoder (a parser: greenkd_parser, with a senter learning
-    the teacher's sentence starts; taggers, morphologizers, ner: spaCy's own; text
-    classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
+    the teacher's sentence starts; taggers, morphologizers: spaCy's own; ner: greenkd's
+    CRF; text classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
     lemmatizer, entity_ruler) are copied from the teacher as they are. The file says
     what each student learns and what happens to every teacher component, and runs
     as it is: `spacy distill TEACHER OUTPUT STUDENT_DIR --paths.text TEXT_FILE`, the
@@ -51,7 +51,9 @@ def init_student_cli(
             for name in nlp.pipe_names
         ]
     else:
-        vectors = teacher if preset == "accurate" and nlp.vocab.vectors.shape[0] > 0 else None
+        # The teacher's word vectors are what it knows about words, at the cost of a
+        # lookup: every student reads them.
+        vectors = teacher if nlp.vocab.vectors.shape[0] > 0 else None
         plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=vectors)
         if lang:
             plan.lang = lang
