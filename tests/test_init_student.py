@@ -17,7 +17,9 @@ from spacy.util import fix_random_seed, load_config
 from thinc.api import Config, Linear
 
 from greenkd_spacy.cli.init_student import init_student_cli
-from greenkd_spacy.distillation.init_student import config_text, filled_config_text, plan_student
+from greenkd_spacy.distillation.filled_config import filled_config_text
+from greenkd_spacy.distillation.student_config import config_text
+from greenkd_spacy.distillation.student_plan import plan_student
 from greenkd_spacy.distillation.loop import distill
 
 from .util import SENTENCES

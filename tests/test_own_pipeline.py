@@ -16,7 +16,9 @@ from spacy.training import Example
 from spacy.util import fix_random_seed
 from thinc.api import Config
 
-from greenkd_spacy.distillation.init_student import config_text, filled_config_text, plan_student
+from greenkd_spacy.distillation.filled_config import filled_config_text
+from greenkd_spacy.distillation.student_config import config_text
+from greenkd_spacy.distillation.student_plan import plan_student
 from greenkd_spacy.distillation.loop import distill
 
 ROOT = Path(__file__).parent.parent

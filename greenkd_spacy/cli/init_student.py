@@ -11,7 +11,9 @@ from thinc.api import Config
 from wasabi import msg
 
 from ..atomic import atomic_write_bytes
-from ..distillation.init_student import PRESETS, config_text, filled_config_text, plan_student, teacher_architecture_text
+from ..distillation.filled_config import filled_config_text
+from ..distillation.student_config import config_text, teacher_architecture_text
+from ..distillation.student_plan import PRESETS, plan_student
 from .app import command
 
 
