@@ -107,6 +107,7 @@ def compare(
     *,
     gold: Optional[Sequence[Doc]] = None,
     teacher_path: Optional[Path] = None,
+    references: Optional[Sequence[Doc]] = None,
     batch_size: int = 256,
     rounds: int = 3,
     min_words: int = 20000,
@@ -120,9 +121,12 @@ def compare(
     texts (Sequence[str]): Held-out raw text, annotated by the teacher once.
     gold (Optional[Sequence[Doc]]): Gold docs of the same texts, where the data has them:
         each row then has `gold_<field>` scores too.
+    references (Optional[Sequence[Doc]]): The teacher's annotation of `texts` where it
+        is already made (a raw-text run's dev set): the teacher does not run again.
     RETURNS (List[Dict[str, Any]]): One row per pipeline.
     """
-    references = list(teacher.pipe(texts, batch_size=64))
+    if references is None:
+        references = list(teacher.pipe(texts, batch_size=64))
     pipelines = {"teacher": teacher, **{name: nlp for name, (nlp, _) in students.items()}}
     speeds = words_per_second(pipelines, texts, batch_size=batch_size, rounds=rounds, min_words=min_words)
     paths = {"teacher": teacher_path, **{name: path for name, (_, path) in students.items()}}
@@ -161,6 +165,8 @@ def write_report(
     rows = compare(
         teacher, {"student": (student, student_path)}, [doc.text for doc in docs],
         gold=docs if gold else None, teacher_path=teacher_path,
+        # A held-out dev set is the teacher's own annotation already.
+        references=None if gold else docs,
     )
     path = Path(student_path).parent / REPORT_FILE
     atomic_write_json(path, rows)
