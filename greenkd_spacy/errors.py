@@ -312,6 +312,11 @@ class Errors(metaclass=ErrorsWithCodes):
         "before. Free space (or choose a directory you can write to) and run the command "
         "again."
     )
+    E069 = (
+        "{env}={value!r} is not a number of threads. Set it to a whole number: 1 (the "
+        "default: greenkd's torch layers on one thread, as spaCy's own components), N for "
+        "N threads on a machine that is yours alone, or 0 for torch's own setting."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

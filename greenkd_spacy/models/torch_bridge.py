@@ -13,7 +13,7 @@ from thinc.api import ArgsKwargs, Model, PyTorchWrapper_v3, torch2xp, xp2torch
 from thinc.shims import PyTorchShim
 from thinc.types import Floats2d
 
-from . import torch_threads  # noqa: F401  (forked workers run torch on one thread)
+from . import torch_threads
 from .storage import serialize_weights
 
 
@@ -33,13 +33,25 @@ def load_weights_only(module: torch.nn.Module, state_bytes: bytes, device: "torc
 
 class AveragedPyTorchShim(PyTorchShim):
     """thinc's PyTorchShim, whose use_params also finds the averages thinc's optimizer
-    keeps for it.
+    keeps for it, and whose forward and backward run on greenkd's torch threads.
 
     The optimizer stores a PyTorch layer's averages under (shim id, parameter name),
     while thinc's use_params looks for "pytorch_<id>_<name>" keys only, so with
     `use_averages = true` spaCy would evaluate and save the raw weights of every
     PyTorch layer without a word. Both kinds of key are accepted here.
+
+    Threads: one by default, whatever torch's setting (torch_threads.py says why).
     """
+
+    def __call__(self, inputs: Any, is_train: bool) -> Tuple[Any, Callable]:
+        with torch_threads.limited():
+            output, backprop = super().__call__(inputs, is_train)
+
+        def backprop_limited(*args: Any, **kwargs: Any) -> Any:
+            with torch_threads.limited():
+                return backprop(*args, **kwargs)
+
+        return output, backprop_limited
 
     @contextlib.contextmanager
     def use_params(self, params):
