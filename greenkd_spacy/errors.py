@@ -317,6 +317,13 @@ class Errors(metaclass=ErrorsWithCodes):
         "default: greenkd's torch layers on one thread, as spaCy's own components), N for "
         "N threads on a machine that is yours alone, or 0 for torch's own setting."
     )
+    E070 = (
+        "The teacher cache needs about {needed:.1f} GB more for the {remaining:,} texts "
+        "still to label (the first shard took {per_text:.1f} KB per text), but "
+        "{directory} has {free:.1f} GB free. The shards written so far are kept: free "
+        "space, or point --distillation.cache_dir at a larger disk (or distil on fewer "
+        "texts), and run the same command again to go on from them."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -184,3 +184,27 @@ def test_the_teacher_sees_a_shards_docs_shortest_first_and_every_doc_gets_its_ow
     for text in texts:
         alone = numpy.asarray(textcat.predict([teacher.make_doc(text)]))[0]
         numpy.testing.assert_allclose(records[doc_key(student.make_doc(text))]["probs"], alone, rtol=1e-5, atol=1e-6)
+
+
+def test_a_cache_that_will_not_fit_stops_after_the_first_shard(teacher_dir, tmp_path, monkeypatch):
+    """The rest of the corpus, at the first shard's bytes per text, against the disk's
+    free space: a pass that cannot finish stops after one shard, which is kept."""
+    import greenkd_spacy.distillation.annotate as annotate_module
+
+    teacher = str(teacher_dir / "model")
+    real = annotate_module.shutil.disk_usage
+
+    def tiny_disk(path):
+        usage = real(path)
+        return usage._replace(free=10)
+
+    monkeypatch.setattr(annotate_module.shutil, "disk_usage", tiny_disk)
+    with pytest.raises(ValueError, match="GB free") as error:
+        distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
+    assert "7 texts still to label" in str(error.value) and "--distillation.cache_dir" in str(error.value)
+    cache = only_cache(tmp_path / "cache")
+    assert list(cache.manifest["shards"]) == ["0"] and not cache.complete
+    # With the space there, the same command goes on from the shard written.
+    monkeypatch.setattr(annotate_module.shutil, "disk_usage", real)
+    _, summary = distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
+    assert summary["annotation"]["greenkd_parser"]["docs_already_cached"] == 3

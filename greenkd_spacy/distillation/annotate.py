@@ -18,6 +18,7 @@ shard the manifest does not vouch for, a rerun skips every shard the manifest li
 and a shard lost with a killed worker is simply run again.
 """
 import os
+import shutil
 import sys
 import time
 import uuid
@@ -97,6 +98,38 @@ def pass_cost(
     cost["cpu_seconds"] = cpu + earlier_cpu
     cost["cpu_seconds_complete"] = complete
     return cost
+
+
+# Headroom on the estimate: shards of later texts may be longer than the first.
+DISK_MARGIN = 1.2
+
+
+def check_disk_space(caches: List[TeacherCache], index: int, examples: int, remaining: int) -> None:
+    """After the first shard a run writes: stop, before hours of labelling, if the rest
+    of the corpus will not fit on the cache's disk at this shard's bytes per text.
+
+    caches: The caches this pass fills (one shard file each for `index`).
+    examples: The texts of shard `index`.
+    remaining: Texts still to label after it.
+    """
+    if remaining <= 0 or examples <= 0:
+        return
+    needed: Dict[int, float] = {}  # per device
+    free: Dict[int, Tuple[int, Path]] = {}
+    for cache in caches:
+        path = cache.shard_path(index)
+        if not path.exists():
+            continue
+        device = os.stat(cache.directory).st_dev
+        needed[device] = needed.get(device, 0.0) + path.stat().st_size / examples * remaining * DISK_MARGIN
+        free[device] = (shutil.disk_usage(cache.directory).free, cache.directory)
+    for device, bytes_needed in needed.items():
+        available, directory = free[device]
+        if bytes_needed > available:
+            raise ValueError(Errors.E070.format(
+                needed=bytes_needed / 1e9, remaining=remaining, per_text=bytes_needed / DISK_MARGIN / remaining / 1e3,
+                directory=directory, free=available / 1e9,
+            ))
 
 
 def annotate(
@@ -189,6 +222,8 @@ def annotate(
             cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
         counts["examples"] += entry["examples"]
+        if total is not None and len(labelled) == 1:
+            check_disk_space(caches, index, entry["examples"], total - counts["done_before"] - counts["examples"])
         bar.update(entry["examples"])
         elapsed = time.perf_counter() - start_wall
         bar.set_postfix({"words/s": f"{counts['words'] / max(elapsed, 1e-9):,.0f}"})
