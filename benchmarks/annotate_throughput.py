@@ -32,6 +32,7 @@ from spacy.tokens import DocBin  # noqa: E402
 from spacy.training import Example  # noqa: E402
 from spacy.util import load_config  # noqa: E402
 
+from greenkd_spacy.atomic import atomic_write_json  # noqa: E402
 from greenkd_spacy.distillation.loop import distill  # noqa: E402
 from greenkd_spacy.distillation.cache import TeacherCache  # noqa: E402
 from greenkd_spacy.data.text_corpus import iter_texts  # noqa: E402
@@ -153,7 +154,7 @@ def main() -> None:
             "cores": os.cpu_count(),
         }
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        srsly.write_json(args.output, result)
+        atomic_write_json(Path(args.output), result)
         print(srsly.json_dumps(result, indent=2))
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -18,6 +18,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from greenkd_spacy.atomic import atomic_write_json
+
 
 def carry_cost(summary_path: Path, state_path: Path) -> None:
     """Give a state without training seconds those of the finished run's summary."""
@@ -35,9 +37,9 @@ def carry_cost(summary_path: Path, state_path: Path) -> None:
     for key in ("wall_seconds", "cpu_seconds"):
         if training.get(key) is not None:
             state[key] = training[key]
-    state_path.write_text(json.dumps(state), encoding="utf8")
+    atomic_write_json(state_path, state)
     # The copy beside model-last, for people and scripts, says the same.
-    state_path.parent.parent.joinpath(state_path.name).write_text(json.dumps(state), encoding="utf8")
+    atomic_write_json(state_path.parent.parent / state_path.name, state)
     print(f"{state_path}: training cost so far taken from {summary_path}")
 
 

@@ -17,6 +17,8 @@ from typing import Dict, List, Optional, Sequence, Union
 
 import srsly
 
+from greenkd_spacy.atomic import atomic_write_json
+
 ROOT = Path(__file__).resolve().parent.parent
 Rows = Union[str, List[str]]
 
@@ -203,7 +205,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         plot(all_figures, args.plot)
         print(f"\nWrote {args.plot}")
     if args.json:
-        srsly.write_json(args.json, all_figures)
+        atomic_write_json(Path(args.json), all_figures)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
+from greenkd_spacy.atomic import atomic_write_json
+
 Check = Callable[[str, List[Dict]], List[Dict]]
 
 
@@ -42,4 +44,4 @@ def main(check: Check, description: str, defaults: Sequence[str], how_to_make: s
         mark = {True: "met", False: "NOT met", None: "measured"}[c["met"]]
         print(f"- {c['task']}: {c['target']}: {mark} ({c['figures']})")
     if args.output:
-        Path(args.output).write_text(json.dumps(checks, indent=2) + "\n", encoding="utf8")
+        atomic_write_json(Path(args.output), checks)

@@ -67,7 +67,7 @@ def fit(train: Path, model_dir: Path) -> dict:
     model_dir.mkdir(parents=True, exist_ok=True)
     with (model_dir / "model.pkl").open("wb") as file_:
         pickle.dump(model, file_)
-    srsly.write_json(model_dir / "fit.json", record)
+    atomic_write_json(model_dir / "fit.json", record)
     return record
 
 

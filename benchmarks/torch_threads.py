@@ -18,6 +18,7 @@ import spacy
 import srsly
 import torch
 
+from greenkd_spacy.atomic import atomic_write_json
 from greenkd_spacy.models.torch_threads import ENV
 
 
@@ -50,7 +51,7 @@ def main() -> None:
         "words_per_second": {name: round(words / seconds, 1) for name, seconds in best.items()},
     }
     rows = srsly.read_json(args.output) if args.output.exists() else []
-    srsly.write_json(args.output, rows + [row])
+    atomic_write_json(args.output, rows + [row])
     for name, wps in row["words_per_second"].items():
         print(f"{name:24s} {wps:>10,.0f} words/s")
 
