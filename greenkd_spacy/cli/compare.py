@@ -9,8 +9,7 @@ from spacy.language import Language
 from wasabi import msg
 
 from ..atomic import atomic_write_json
-from ..data.corpus import load_docs
-from ..data.text_corpus import iter_texts
+from ..data.text_corpus import texts_of
 from ..distillation.report import compare, pipeline_path, render
 from .app import command
 
@@ -42,14 +41,7 @@ def compare_cli(
         if not path:
             msg.fail(f"--also takes NAME=PATH, got '{item}'", exits=1)
         pipelines[other] = (spacy.load(path), pipeline_path(path))
-    gold = None
-    if data.suffix == ".spacy" or data.is_dir() and any(data.glob("*.spacy")):
-        docs = load_docs(data, teacher_nlp.vocab, purpose="compare")
-        docs = docs[:limit] if limit else docs
-        texts = [doc.text for doc in docs]
-        gold = docs
-    else:
-        texts = list(iter_texts(data, limit=limit))
+    texts, gold = texts_of(data, teacher_nlp.vocab, limit=limit, purpose="compare")
     msg.info(f"Comparing on {len(texts):,} texts ({sum(len(t.split()) for t in texts):,} words) of {data}")
     rows = compare(
         teacher_nlp, pipelines, texts, gold=gold, teacher_path=pipeline_path(teacher),

@@ -7,8 +7,7 @@ import typer
 from wasabi import msg
 
 from ..atomic import atomic_write_json
-from ..data.corpus import load_docs
-from ..data.text_corpus import iter_texts
+from ..data.text_corpus import texts_of
 from ..profile import stage_profile
 from .app import command
 
@@ -28,14 +27,10 @@ def profile_cli(
     a step of its own (MST, Viterbi), and set_annotations; rule components as one stage.
     Prints microseconds per word and each stage's share of the pass."""
     nlp = spacy.load(model)
-    if data.suffix == ".spacy" or data.is_dir() and any(data.glob("*.spacy")):
-        try:
-            docs = load_docs(data, nlp.vocab, purpose="profile")
-        except ValueError as err:
-            msg.fail(str(err), exits=1)
-        texts = [doc.text for doc in (docs[:limit] if limit else docs)]
-    else:
-        texts = list(iter_texts(data, limit=limit))
+    try:
+        texts, _ = texts_of(data, nlp.vocab, limit=limit, purpose="profile")
+    except ValueError as err:
+        msg.fail(str(err), exits=1)
     if not texts:
         msg.fail(f"{data} holds no text to run {model} on.", exits=1)
     profile = stage_profile(nlp, texts, batch_size=batch_size, rounds=rounds, min_words=min_words)

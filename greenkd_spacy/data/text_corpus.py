@@ -17,8 +17,10 @@ from pathlib import Path
 from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import registry
+from spacy.vocab import Vocab
 
 from ..errors import Errors, Warnings
 from .source_key import CorpusKey, combine, files_digest, tokenizer_digest
@@ -216,3 +218,21 @@ class DistillCorpus:
         sizes = [part.size for part in parts]
         size = None if None in sizes else sum(sizes)
         return CorpusKey(combine("greenkd.DistillCorpus.v1", *(part.key for part in parts)), size)
+
+
+def texts_of(path: Union[str, Path], vocab: Vocab, *, limit: int = 0, purpose: str = "evaluate") -> Tuple[List[str], Optional[List[Doc]]]:
+    """The texts a command runs pipelines on, from raw text (.txt[.gz], .jsonl[.gz]) or
+    a .spacy corpus, whose docs come back too (their annotation can be scored as gold).
+
+    limit (int): The first N texts (0: all).
+    RETURNS (Tuple[List[str], Optional[List[Doc]]]): The texts, and the docs of a .spacy
+        corpus (None for raw text).
+    """
+    from .corpus import load_docs  # corpus.py reads raw text through this module
+
+    path = Path(path)
+    if path.suffix == ".spacy" or path.is_dir() and any(path.glob("*.spacy")):
+        docs = load_docs(path, vocab, purpose=purpose)
+        docs = docs[:limit] if limit else docs
+        return [doc.text for doc in docs], docs
+    return list(iter_texts(path, limit=limit)), None
