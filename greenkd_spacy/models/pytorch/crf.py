@@ -61,13 +61,34 @@ class LinearChainCRF(nn.Module):
         return self.transitions + self.trans_mask, self.start + self.start_mask, self.end + self.end_mask
 
     def log_partition(self, emissions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-        """log Z per sequence. emissions: (B, T, C); lengths: (B,), each >= 1."""
+        """log Z per sequence. emissions: (B, T, C); lengths: (B,), each >= 1.
+
+        Each step is one (n, C) x (C, C) product in probability space, each row scaled
+        by its max first (log-sum-exp without the (B, C, C) tensor of every pair of
+        tags, which made the forward algorithm and its backward most of a distillation
+        step of a 73-tag labeller), and only over the sequences still running: they are
+        taken longest first, so those are a prefix of the batch.
+        """
         trans, start, end = self._scores()
+        batch = emissions.shape[0]
+        if batch == 0:
+            return emissions.new_zeros((0,))
+        order = torch.argsort(lengths, descending=True, stable=True)
+        emissions = emissions[order]
+        sorted_lengths = lengths[order]
+        shift = trans.max().detach()
+        # Forbidden transitions (FORBIDDEN = -1e4) become exact zeros.
+        weights = torch.exp(trans - shift)
         alpha = start[None, :] + emissions[:, 0]
-        for t in range(1, emissions.shape[1]):
-            step = torch.logsumexp(alpha[:, :, None] + trans[None], dim=1) + emissions[:, t]
-            alpha = torch.where((t < lengths)[:, None], step, alpha)
-        return torch.logsumexp(alpha + end[None, :], dim=1)
+        for t in range(1, int(sorted_lengths[0])):
+            n = int((sorted_lengths > t).sum())
+            running = alpha[:n]
+            top = running.max(dim=1, keepdim=True).values.detach()
+            step = torch.log(torch.exp(running - top) @ weights + 1e-30) + top + shift + emissions[:n, t]
+            alpha = torch.cat([step, alpha[n:]]) if n < batch else step
+        log_z = torch.logsumexp(alpha + end[None, :], dim=1)
+        # Back to the caller's order.
+        return log_z[torch.argsort(order)]
 
     def path_score(self, emissions: torch.Tensor, tags: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """Score of the given tag sequences (B, T) (padding positions are ignored)."""
