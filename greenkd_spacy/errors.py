@@ -15,6 +15,16 @@ class Warnings(metaclass=ErrorsWithCodes):
         "{max_length}; it is parsed as {n_chunks} consecutive trees. Add a 'senter' or "
         "'sentencizer' before the parser, or raise the component's max_sentence_length."
     )
+    # W001 where the doc's sentences were set before the parser (a senter, a
+    # sentencizer, gold): telling the user to add one would be wrong.
+    W005 = (
+        "A sentence of {length} tokens, as the doc's sentence boundaries give it (set by a "
+        "component before the parser, or by the data), is longer than max_sentence_length="
+        "{max_length}; it is parsed as {n_chunks} consecutive trees. If such sentences are "
+        "real, raise the component's max_sentence_length; if a trained 'senter' missed the "
+        "boundaries, it needs more training (during a distillation, early dev evaluations "
+        "show this while the senter is still learning)."
+    )
 
 
     W002 = (

@@ -101,6 +101,18 @@ def test_empty_and_one_token_docs(trained):
     assert doc[0].head.i == 0 and doc[0].dep_ == "ROOT"
 
 
+def test_a_long_sentence_the_doc_was_given_warns_without_advising_a_senter(trained):
+    nlp, _ = trained
+    words = ["green", "eggs", "like", "I"] * 100
+    doc = Doc(nlp.vocab, words=words, sent_starts=[True] + [False] * (len(words) - 1))
+    parser = nlp.get_pipe("greenkd_parser")
+    max_len = parser.cfg["max_sentence_length"]
+    with pytest.warns(UserWarning, match="W005") as caught:
+        doc = parser(doc)
+    assert not any("W001" in str(w.message) for w in caught)
+    assert all(len(sent) <= max_len for sent in doc.sents)
+
+
 def test_long_doc_without_boundaries_is_bounded(trained):
     nlp, _ = trained
     words = ["green", "eggs", "like", "I"] * 1250  # 5,000 tokens, no punctuation

@@ -35,9 +35,11 @@ def split_long(start: int, end: int, max_length: int) -> Iterable[Segment]:
 
 
 def segments_from_starts(
-    doc_index: int, starts: Sequence[int], n_tokens: int, max_length: int
+    doc_index: int, starts: Sequence[int], n_tokens: int, max_length: int, given: bool = False
 ) -> List[Segment]:
-    """Turn sentence starts into (doc, start, end) segments of bounded length."""
+    """Turn sentence starts into (doc, start, end) segments of bounded length.
+    ``given``: the starts came with the doc (a senter, gold), not from the rules, which
+    changes what the warning for an over-long sentence advises."""
     bounds = list(starts) + [n_tokens]
     segments = []
     for start, end in zip(bounds, bounds[1:]):
@@ -45,7 +47,8 @@ def segments_from_starts(
             continue
         if end - start > max_length:
             n_chunks = -(-(end - start) // max_length)
-            warnings.warn(Warnings.W001.format(length=end - start, max_length=max_length, n_chunks=n_chunks))
+            message = Warnings.W005 if given else Warnings.W001
+            warnings.warn(message.format(length=end - start, max_length=max_length, n_chunks=n_chunks))
         for _, chunk_start, chunk_end in split_long(start, end, max_length):
             segments.append((doc_index, chunk_start, chunk_end))
     return segments
@@ -61,8 +64,8 @@ def doc_segments(
     segments: List[Segment] = []
     for i, doc in enumerate(docs):
         if starts is not None and starts[i] is not None:
-            doc_starts = starts[i]
+            doc_starts, given = starts[i], True
         else:
-            doc_starts = sentence_starts(doc)
-        segments.extend(segments_from_starts(i, doc_starts, len(doc), max_length))
+            doc_starts, given = sentence_starts(doc), doc.has_annotation("SENT_START")
+        segments.extend(segments_from_starts(i, doc_starts, len(doc), max_length, given))
     return segments
