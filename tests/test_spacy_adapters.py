@@ -517,9 +517,22 @@ def test_rule_components_of_the_teacher_are_copied_into_the_student(tagger_teach
     assert student.pipe_names == ["tok2vec", "tagger", "attribute_ruler"]
     saved = spacy.load(tmp_path / "out" / "model-best")
     assert saved.pipe_names == ["tok2vec", "tagger", "attribute_ruler"]
+    # spaCy's ruler is copied as greenkd_attribute_ruler (same patterns, a batch at a time).
+    assert saved.get_pipe("attribute_ruler").patterns == ruler.patterns
+    assert saved.get_pipe_meta("attribute_ruler").factory == "greenkd_attribute_ruler"
     doc = saved(Doc(saved.vocab, words=SENTENCES[1][0]))
     assert [t.pos_ for t in doc if t.tag_ in ("NOUN", "VERB")] == [t.tag_ for t in doc if t.tag_ in ("NOUN", "VERB")]
     assert any(t.pos_ == "NOUN" for t in doc)
+
+
+def test_the_copied_attribute_ruler_can_stay_spacys(tagger_teacher, tmp_path):
+    teacher = spacy.load(tagger_teacher / "model")
+    teacher.add_pipe("attribute_ruler").add([[{"TAG": "NOUN"}]], {"POS": "NOUN"})
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    config = tagger_config(tmp_path)
+    config["distillation"]["batch_attribute_ruler"] = False
+    student, _ = distill(teacher, config, tmp_path / "out")
+    assert student.get_pipe_meta("attribute_ruler").factory == "attribute_ruler"
 
 
 def test_copy_from_teacher_names_must_exist(tagger_teacher, tmp_path):

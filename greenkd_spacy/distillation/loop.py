@@ -25,7 +25,7 @@ import srsly
 from spacy.attrs import ORTH, POS, SENT_START
 from spacy.language import Language
 from spacy.parts_of_speech import NAMES as POS_NAMES
-from spacy.pipeline import TrainablePipe
+from spacy.pipeline import AttributeRuler, TrainablePipe
 from spacy.schemas import ConfigSchemaTraining
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -192,7 +192,9 @@ def doc_fingerprint_parts(doc: Doc) -> Tuple[List[str], List[str], Union[List[in
     return words, pos, [int(value == 1) for value in sent_starts]
 
 
-def copy_teacher_components(student: Language, teacher: Language, names: Optional[List[str]]) -> List[str]:
+def copy_teacher_components(
+    student: Language, teacher: Language, names: Optional[List[str]], batch_attribute_ruler: bool = True
+) -> List[str]:
     """Source teacher components the student has no counterpart for into the student,
     as spaCy's `[components.X] source` does: rule-based ones (attribute_ruler, a rule
     lemmatizer, entity_ruler) cannot be distilled, and without them the student would
@@ -203,6 +205,9 @@ def copy_teacher_components(student: Language, teacher: Language, names: Optiona
 
     names (Optional[List[str]]): Which; None: every teacher component that cannot be
         trained and whose name the student lacks.
+    batch_attribute_ruler (bool): Copy spaCy's attribute_ruler as greenkd_attribute_ruler
+        (its patterns, the same annotations, a batch at a time: the ruler of spaCy's
+        English pipelines cost a student as much as its tagger, parser and ner).
     RETURNS (List[str]): The names copied.
     """
     if names is None:
@@ -223,10 +228,15 @@ def copy_teacher_components(student: Language, teacher: Language, names: Optiona
         # component that cannot be trained reads no vectors, so the warning says nothing.
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=r"\[W113\]")
-            if anchors:
-                student.add_pipe(name, source=teacher, after=anchors[-1])
+            where = {"after": anchors[-1]} if anchors else {"first": True}
+            source = teacher.get_pipe(name)
+            if batch_attribute_ruler and type(source) is AttributeRuler:
+                ruler = student.add_pipe(
+                    "greenkd_attribute_ruler", name=name, config={"validate": source.validate}, **where
+                )
+                ruler.add_patterns(source.patterns)
             else:
-                student.add_pipe(name, source=teacher, first=True)
+                student.add_pipe(name, source=teacher, **where)
         copied.append(name)
     return copied
 
@@ -355,7 +365,7 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     student.initialize(init_examples)
     for _, pipe, teacher_pipe in pairs:
         pipe.initialize_from_teacher(teacher_pipe, init_examples, student)
-    copy_teacher_components(student, teacher_nlp, D["copy_from_teacher"])
+    copy_teacher_components(student, teacher_nlp, D["copy_from_teacher"], D["batch_attribute_ruler"])
     for name, pipe, teacher_pipe in pairs:
         # On the component object for this run (contract.DistillSettings), never in its
         # cfg, which is saved with the student; the targets it chose in

@@ -2,7 +2,7 @@
 [training] (ConfigSchemaTraining): types, ranges and no unknown setting."""
 from typing import Dict, List, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr
 from spacy.schemas import Batcher
 from thinc.api import Optimizer
 
@@ -25,6 +25,7 @@ class ConfigSchemaDistill(BaseModel):
     student_to_teacher: Dict[StrictStr, StrictStr] = Field({}, title="Student component name -> teacher component name")
     heldout: StrictInt = Field(500, ge=0, title="Texts at the start of the distillation corpus held out as the dev set and labelled by the teacher, when the dev corpus has no path (0: a dev corpus is required)")
     copy_from_teacher: Optional[List[StrictStr]] = Field(None, title="Teacher components copied into the student as they are (null: every one that cannot be trained and that the student lacks)")
+    batch_attribute_ruler: StrictBool = Field(True, title="A copied attribute_ruler runs as greenkd_attribute_ruler: the same patterns and annotations, set a batch at a time (false: spaCy's own component)")
     seed: Optional[StrictInt] = Field(None, title="Random seed (default: [training] seed)")
     optimizer: Optimizer = Field(..., title="The optimizer of the student")
     batcher: Batcher = Field(..., title="Batcher for the distillation corpus")
