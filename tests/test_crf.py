@@ -1,6 +1,7 @@
 """Linear-chain CRF: forward algorithm, Viterbi and marginals against brute force."""
 import itertools
 
+import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +101,24 @@ def test_gold_docs_can_weigh_more_than_silver_ones():
     assert torch.allclose(ones, plain)
     weighted = head(flat, lengths, gold=gold, gold_rows=rows, gold_row_weights=torch.tensor([3.0, 1.0]))
     assert torch.allclose(weighted, (3 * nll[0] + nll[1]) / 2)
+
+
+@pytest.mark.parametrize("constrained", [True, False])
+def test_compiled_viterbi_gives_the_reference_paths(constrained):
+    """The compiled decoder (allowed transitions only) and the torch reference agree on
+    every path of padded batches of mixed lengths, empty sequences included."""
+    from greenkd_spacy.models.pytorch import crf as crf_module
+
+    assert crf_module._compiled_viterbi is not None, "build it: python setup.py build_ext --inplace"
+    labels = ["O"] + [f"{p}-{t}" for t in ("PER", "ORG", "LOC") for p in "BILU"]
+    torch.manual_seed(0)
+    crf = LinearChainCRF(len(labels), biluo_constraints(labels) if constrained else None)
+    with torch.no_grad():
+        crf.transitions.normal_(0, 2)
+        crf.start.normal_(0, 1)
+        crf.end.normal_(0, 1)
+    for trial in range(20):
+        lengths = torch.randint(0, 30, (17,))
+        emissions = torch.randn(17, int(lengths.max()) + 1, len(labels)) * 3
+        assert crf.viterbi(emissions, lengths) == crf.viterbi_reference(emissions, lengths)
+    assert crf.viterbi(torch.zeros((0, 4, len(labels))), torch.zeros((0,), dtype=torch.long)) == []

@@ -11,8 +11,14 @@ returns a well-formed sequence and the model spends no mass on impossible ones.
 """
 from typing import List, Optional, Sequence, Tuple
 
+import numpy
 import torch
 from torch import nn
+
+try:  # built by `pip install` (setup.py); the torch method is the fallback
+    from ...decoding._viterbi import viterbi_batch as _compiled_viterbi
+except ImportError:  # pragma: no cover - an unbuilt source checkout
+    _compiled_viterbi = None
 
 FORBIDDEN = -1e4
 
@@ -123,7 +129,42 @@ class LinearChainCRF(nn.Module):
 
     @torch.no_grad()
     def viterbi(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
-        """Best tag sequence per sequence, as lists of tag indices.
+        """Best tag sequence per sequence, as lists of tag indices: by the compiled
+        decoder (decoding/_viterbi.pyx, visiting allowed transitions only) where it is
+        built, else by `viterbi_reference`; the paths are the same."""
+        if _compiled_viterbi is None or emissions.shape[0] == 0:
+            return self.viterbi_reference(emissions, lengths)
+        trans, start, end = (score.detach() for score in self._scores())
+        allowed, n_allowed = self._allowed_into()
+        given = lengths.tolist()
+        tags = _compiled_viterbi(
+            emissions.detach().float().contiguous().numpy(),
+            lengths.to(torch.int64).contiguous().numpy(),
+            trans.t().contiguous().numpy(), start.contiguous().numpy(), end.contiguous().numpy(),
+            allowed, n_allowed,
+        )
+        return [row[:n] for row, n in zip(tags.tolist(), given)]
+
+    def _allowed_into(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
+        """For each tag, the previous tags a transition into it may come from (by the
+        constraint mask; every tag where a tag has none), padded: (C, C) and counts (C,)."""
+        key = self.trans_mask.data_ptr()
+        cached = getattr(self, "_allowed_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        ok = (self.trans_mask == 0).t().numpy()  # ok[next, prev]
+        n_tags = ok.shape[0]
+        allowed = numpy.zeros((n_tags, n_tags), dtype=numpy.int64)
+        n_allowed = numpy.zeros(n_tags, dtype=numpy.int64)
+        for j in range(n_tags):
+            prev = numpy.flatnonzero(ok[j]) if ok[j].any() else numpy.arange(n_tags)
+            allowed[j, : len(prev)] = prev
+            n_allowed[j] = len(prev)
+        self._allowed_cache = (key, (allowed, n_allowed))
+        return allowed, n_allowed
+
+    def viterbi_reference(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
+        """Best tag sequence per sequence, as lists of tag indices (in torch).
 
         Sequences are taken longest first, so at each step the ones still running are a
         prefix of the batch and only they are scored: the work is the batch's words
