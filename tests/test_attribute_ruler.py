@@ -107,3 +107,13 @@ def test_patterns_added_after_a_call_are_used():
     doc = nlp("a dog")
     assert doc[0].lemma_ == "an" and doc[1].lemma_ == ""
     assert numpy.array_equal(doc.to_array([POS]), numpy.zeros((2,), dtype="uint64"))
+
+
+def test_replacing_a_pipelines_ruler_as_the_docs_say():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("attribute_ruler").add_patterns(PATTERNS)
+    before = [nlp(doc) for doc in make_docs(nlp.vocab)]
+    patterns = nlp.get_pipe("attribute_ruler").patterns
+    nlp.replace_pipe("attribute_ruler", "greenkd_attribute_ruler").add_patterns(patterns)
+    assert isinstance(nlp.get_pipe("attribute_ruler"), BatchAttributeRuler)
+    assert annotations(list(nlp.pipe(make_docs(nlp.vocab)))) == annotations(before)
