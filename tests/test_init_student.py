@@ -117,7 +117,7 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
 
     init_student_cli(str(teacher_path / "teacher"), tmp_path / "student.cfg", preset="fast", lang=None, keep=None, drop=None)
     out = capsys.readouterr().out
-    assert "test_unlearnable" in out and "dropped" in out and "copied as it is" in out
+    assert "test_unlearnable" in out and "dropped" in out and "copied as it is (as greenkd_attribute_ruler" in out
     text = (tmp_path / "student.cfg").read_text(encoding="utf8")
     assert "# Teacher component test_unlearnable (test_unlearnable): dropped" in text
     debug_config(tmp_path / "student.cfg")  # spaCy's own check; raises SystemExit on an error

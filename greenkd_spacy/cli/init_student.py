@@ -5,7 +5,8 @@ from typing import List, Optional
 
 import spacy
 import typer
-from spacy.pipeline import TrainablePipe
+from spacy.language import Language
+from spacy.pipeline import AttributeRuler, TrainablePipe
 from spacy.util import load_model_from_config
 from thinc.api import Config
 from wasabi import msg
@@ -19,6 +20,13 @@ from .app import command
 
 def _names(value: Optional[str]) -> List[str]:
     return [name.strip() for name in (value or "").split(",") if name.strip()]
+
+
+def _copied_as(nlp: Language, name: str) -> str:
+    """How `spacy distill` copies a teacher component that cannot be trained."""
+    if type(nlp.get_pipe(name)) is AttributeRuler:
+        return "copied as it is (as greenkd_attribute_ruler: same annotations, batched)"
+    return "copied as it is"
 
 
 @command("init-student")
@@ -49,7 +57,7 @@ def init_student_cli(
         kept = Config().from_str(text, interpolate=False)["nlp"]["pipeline"]
         rows = [
             (name, "its own architecture" if name in kept else
-             "copied as it is" if not isinstance(nlp.get_pipe(name), TrainablePipe) else "dropped: no student learns it", "")
+             _copied_as(nlp, name) if not isinstance(nlp.get_pipe(name), TrainablePipe) else "dropped: no student learns it", "")
             for name in nlp.pipe_names
         ]
     else:
@@ -61,7 +69,7 @@ def init_student_cli(
             plan.lang = lang
         text = filled_config_text(config_text(plan, teacher))
         rows = [(c.teacher, f"{c.name} ({c.factory})", plan.targets(c)) for c in plan.components]
-        rows += [(name, "copied as it is", "") for name in plan.copied]
+        rows += [(name, _copied_as(nlp, name), "") for name in plan.copied]
         rows += [(name, what, "") for name, _, what in plan.left_out]
     # The file must build as it is: a failure here is greenkd's, not the user's.
     load_model_from_config(Config().from_str(text, interpolate=False), auto_fill=False, validate=True)
