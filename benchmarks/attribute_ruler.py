@@ -19,12 +19,12 @@ from pathlib import Path
 
 import numpy
 import spacy
-import srsly
 from spacy.attrs import DEP, ENT_IOB, ENT_TYPE, HEAD, LEMMA, MORPH, POS, TAG
 from spacy.pipeline import AttributeRuler
 
-from greenkd_spacy.atomic import atomic_write_json
+from benchmarks.rows import append_row
 from greenkd_spacy.bench import one_thread
+from greenkd_spacy.data.text_corpus import iter_texts
 from greenkd_spacy.pipeline.attribute_ruler import BatchAttributeRuler
 
 COMPARED = [POS, TAG, MORPH, LEMMA, DEP, HEAD, ENT_IOB, ENT_TYPE]
@@ -47,8 +47,7 @@ def main() -> None:
     }
     for ruler in rulers.values():
         ruler.add_patterns(source.patterns)
-    lines = args.text.read_text(encoding="utf8").splitlines()
-    texts = [line.strip() for line in lines if line.strip()][: args.limit]
+    texts = list(iter_texts(args.text, limit=args.limit))
     position = nlp.pipe_names.index(args.name)
     before, after = nlp.pipe_names[:position], nlp.pipe_names[position + 1:]
     one_thread()
@@ -78,8 +77,7 @@ def main() -> None:
         "speedup": round(best["spacy"] / best["greenkd"], 2),
         "docs_with_any_difference": differing,
     }
-    rows = srsly.read_json(args.output) if args.output.exists() else []
-    atomic_write_json(args.output, rows + [row])
+    append_row(args.output, row)
     for name, value in row["us_per_word"].items():
         print(f"{name:8s} {value:7.2f} us/word")
     print(f"{row['speedup']}x; docs whose annotation differs after the whole pipeline: {differing} of {len(docs)}")

@@ -180,3 +180,10 @@ def write_row(output: Path, row: dict) -> None:
     rows = srsly.read_json(output) if output.exists() else []
     rows = [r for r in rows if r.get("system") != row["system"]] + [row]
     atomic_write_json(output, rows)
+
+
+def append_row(output: Path, row: dict) -> None:
+    """Add a row to the results file (a JSON list), keeping every earlier row: for
+    measurements repeated under different conditions (each row says which)."""
+    rows = srsly.read_json(output) if output.exists() else []
+    atomic_write_json(output, rows + [row])

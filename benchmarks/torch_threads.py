@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import spacy
-import srsly
 import torch
 
-from greenkd_spacy.atomic import atomic_write_json
+from benchmarks.rows import append_row
+from greenkd_spacy.data.text_corpus import iter_texts
 from greenkd_spacy.models.torch_threads import ENV
 
 
@@ -32,8 +32,7 @@ def main() -> None:
     parser.add_argument("--note", default="")
     args = parser.parse_args()
     nlp = spacy.load(args.model)
-    lines = args.text.read_text(encoding="utf8").splitlines()
-    texts = [line.strip() for line in lines if line.strip()][: args.limit]
+    texts = list(iter_texts(args.text, limit=args.limit))
     words = sum(len(nlp.make_doc(text)) for text in texts)
     torch.set_num_threads(args.torch_threads)
     settings = {"greenkd default (1)": "1", f"torch's own ({args.torch_threads})": "0"}
@@ -50,8 +49,7 @@ def main() -> None:
         "cores": os.cpu_count(), "date": datetime.date.today().isoformat(),
         "words_per_second": {name: round(words / seconds, 1) for name, seconds in best.items()},
     }
-    rows = srsly.read_json(args.output) if args.output.exists() else []
-    atomic_write_json(args.output, rows + [row])
+    append_row(args.output, row)
     for name, wps in row["words_per_second"].items():
         print(f"{name:24s} {wps:>10,.0f} words/s")
 

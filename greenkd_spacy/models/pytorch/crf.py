@@ -147,21 +147,13 @@ class LinearChainCRF(nn.Module):
 
     def _allowed_into(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """For each tag, the previous tags a transition into it may come from (by the
-        constraint mask; every tag where a tag has none), padded: (C, C) and counts (C,)."""
-        key = self.trans_mask.data_ptr()
-        cached = getattr(self, "_allowed_cache", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        ok = (self.trans_mask == 0).t().numpy()  # ok[next, prev]
-        n_tags = ok.shape[0]
-        allowed = numpy.zeros((n_tags, n_tags), dtype=numpy.int64)
-        n_allowed = numpy.zeros(n_tags, dtype=numpy.int64)
-        for j in range(n_tags):
-            prev = numpy.flatnonzero(ok[j]) if ok[j].any() else numpy.arange(n_tags)
-            allowed[j, : len(prev)] = prev
-            n_allowed[j] = len(prev)
-        self._allowed_cache = (key, (allowed, n_allowed))
-        return allowed, n_allowed
+        constraint mask; every tag where a tag has none), in ascending order and padded:
+        (C, C) and counts (C,). Derived from the mask on each call (a C x C sort), so a
+        mask loaded in place is never read stale."""
+        ok = numpy.array((self.trans_mask == 0).t().numpy())  # ok[next, prev]
+        ok[~ok.any(axis=1)] = True
+        allowed = numpy.argsort(~ok, axis=1, kind="stable").astype(numpy.int64)
+        return numpy.ascontiguousarray(allowed), ok.sum(axis=1).astype(numpy.int64)
 
     def viterbi_reference(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
         """Best tag sequence per sequence, as lists of tag indices (in torch).
