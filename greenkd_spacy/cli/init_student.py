@@ -6,7 +6,7 @@ from typing import List, Optional
 import spacy
 import typer
 from spacy.language import Language
-from spacy.pipeline import AttributeRuler, TrainablePipe
+from spacy.pipeline import TrainablePipe
 from spacy.util import load_model_from_config
 from thinc.api import Config
 from wasabi import msg
@@ -14,7 +14,7 @@ from wasabi import msg
 from ..atomic import atomic_write_bytes
 from ..distillation.filled_config import filled_config_text
 from ..distillation.student_config import config_text, teacher_architecture_text
-from ..distillation.student_plan import PRESETS, plan_student
+from ..distillation.student_plan import PRESETS, copies_as_batch_ruler, plan_student
 from .app import command
 
 
@@ -24,7 +24,7 @@ def _names(value: Optional[str]) -> List[str]:
 
 def _copied_as(nlp: Language, name: str) -> str:
     """How `spacy distill` copies a teacher component that cannot be trained."""
-    if type(nlp.get_pipe(name)) is AttributeRuler:
+    if copies_as_batch_ruler(nlp.get_pipe(name)):
         return "copied as it is (as greenkd_attribute_ruler: same annotations, batched)"
     return "copied as it is"
 

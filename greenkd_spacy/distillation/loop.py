@@ -25,7 +25,7 @@ import srsly
 from spacy.attrs import ORTH, POS, SENT_START
 from spacy.language import Language
 from spacy.parts_of_speech import NAMES as POS_NAMES
-from spacy.pipeline import AttributeRuler, TrainablePipe
+from spacy.pipeline import TrainablePipe
 from spacy.schemas import ConfigSchemaTraining
 from spacy.tokens import Doc
 from spacy.training import Example
@@ -45,6 +45,7 @@ from .copies import GoldCopies, plan_gold_copies
 from .heldout import SkipFirst, has_no_data, silver_dev_set
 from .report import pipeline_path, write_report
 from .schema import DEFAULTS, ConfigSchemaDistill
+from .student_plan import copies_as_batch_ruler
 from .cache import Fingerprint, TeacherCache
 from .targets import CachedTeacher, is_silver
 from .worker import load_teacher
@@ -230,7 +231,7 @@ def copy_teacher_components(
             warnings.filterwarnings("ignore", message=r"\[W113\]")
             where = {"after": anchors[-1]} if anchors else {"first": True}
             source = teacher.get_pipe(name)
-            if batch_attribute_ruler and type(source) is AttributeRuler:
+            if batch_attribute_ruler and copies_as_batch_ruler(source):
                 ruler = student.add_pipe(
                     "greenkd_attribute_ruler", name=name, config={"validate": source.validate}, **where
                 )

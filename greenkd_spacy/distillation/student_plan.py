@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from spacy.language import Language
-from spacy.pipeline import TrainablePipe
+from spacy.pipeline import AttributeRuler, TrainablePipe
 
 from ..errors import Errors
 
@@ -92,6 +92,13 @@ SIZES = {
     "accurate": {"width": 128, "depth": 4, "rows": [10000, 2000, 5000, 5000], "subword_rows": 20000, "lstm": 128, "arc": 256, "label": 64},
 }
 
+
+
+def copies_as_batch_ruler(proc: object) -> bool:
+    """Whether `spacy distill` copies this teacher component as greenkd_attribute_ruler
+    (with `[distillation] batch_attribute_ruler`): spaCy's own attribute_ruler, not a
+    subclass, whose behaviour may differ."""
+    return type(proc) is AttributeRuler
 
 @dataclass
 class StudentComponent:

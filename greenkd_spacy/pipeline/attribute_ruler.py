@@ -37,7 +37,8 @@ from spacy.util import minibatch
 _TESTED = {"TAG": TAG, "LOWER": LOWER, "ORTH": ORTH, "NORM": NORM, "DEP": DEP, "IS_SPACE": IS_SPACE}
 # Attributes the compiled path sets, as Doc.from_array writes them.
 _SET = (POS, TAG, MORPH, LEMMA, DEP)
-_SET_NAMES = {POS: "POS", TAG: "TAG", MORPH: "MORPH", LEMMA: "LEMMA", DEP: "DEP"}
+# Each set attribute's row in the batch's (attributes, tokens) arrays.
+_ROW = {attr: row for row, attr in enumerate(_SET)}
 _READ = tuple(_TESTED.values())
 
 # One condition of a token pattern: a column of the tested attributes, how it tests
@@ -131,7 +132,7 @@ class BatchAttributeRuler(AttributeRuler):
         self._batched = True
         for attr_id, entry in enumerate(self.patterns):
             attrs = self.attrs[attr_id]
-            if any(key not in _SET_NAMES for key in attrs):
+            if any(key not in _ROW for key in attrs):
                 self._batched = False  # NORM, a lexical flag or "_": spaCy's own way
                 break
             self._sets.append(tuple(attrs))
@@ -173,7 +174,6 @@ class BatchAttributeRuler(AttributeRuler):
         current = numpy.concatenate([doc.to_array(list(_SET)) for doc in docs]).astype("uint64")
         # winner[a][i]: the last pattern that sets attribute a of token i (-1: none).
         winner = numpy.full((len(_SET), tested.shape[0]), -1, dtype="int64")
-        rows = {attr: k for k, attr in enumerate(_SET)}
         n_tokens = tested.shape[0]
         doc_of = numpy.repeat(numpy.arange(len(docs)), lengths)
         for attr_id, alternatives in self._masks:
@@ -189,7 +189,7 @@ class BatchAttributeRuler(AttributeRuler):
                 index = self.indices[attr_id] % width
                 targets[numpy.flatnonzero(starts) + index] = True
             for attr in self._sets[attr_id]:
-                winner[rows[attr], targets] = attr_id
+                winner[_ROW[attr], targets] = attr_id
         if len(self._fallback):
             offsets = numpy.cumsum([0] + lengths[:-1])
             for doc, offset in zip(docs, offsets):
@@ -203,13 +203,13 @@ class BatchAttributeRuler(AttributeRuler):
                             patterns=self._fallback.get(match_id), span=[t.text for t in span], index=self.indices[attr_id],
                         )) from None
                     for attr in self._sets[attr_id]:
-                        row = rows[attr]
+                        row = _ROW[attr]
                         if attr_id > winner[row, offset + token]:
                             winner[row, offset + token] = attr_id
         changed = winner >= 0
         if not changed.any():
             return
-        for attr, row in rows.items():
+        for attr, row in _ROW.items():
             where = changed[row]
             current[where, row] = self._values[attr][winner[row, where]]
         ends = numpy.cumsum(lengths)
