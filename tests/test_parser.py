@@ -397,3 +397,42 @@ def test_factory_default_encoder_is_the_shipped_default_pipelines():
     assert settings(own["tok2vec"]) == settings(shipped_parser["tok2vec"])
     filled = lambda block: registry.fill({"x": block})["x"]  # noqa: E731
     assert filled(own["tok2vec"]["tok2vec"]) == filled(shipped["components"]["tok2vec"]["model"])
+
+
+def test_arc_scores_masked_and_decoded_per_chunk_match_the_whole_batch():
+    """The head masks and decodes sentences in chunks of similar length; every arc
+    score, every masked arc and every decoded tree must be those of the padded batch
+    scored, masked and decoded whole."""
+    import torch
+
+    from greenkd_spacy.decoding.mst import decode_batch
+    from greenkd_spacy.models.parser import decode_trees
+    from greenkd_spacy.models.pytorch.biaffine import MASK_VALUE, BiaffineParserModule
+
+    torch.manual_seed(0)
+    module = BiaffineParserModule(8, 6, 4, 3, 0.0, decoder=decode_trees, chunk_size=2)
+    module.eval()
+    for param in module.parameters():
+        torch.nn.init.normal_(param)
+    lengths = [5, 1, 7, 3, 0, 2, 7]
+    max_len = max(lengths)
+    index = numpy.full((len(lengths), max_len), -1, dtype="int64")
+    start = 0
+    for s, n in enumerate(lengths):
+        index[s, :n] = numpy.arange(start, start + n)
+        start += n
+    flat = torch.randn(start, 8)
+    with torch.no_grad():
+        arc_logits, _, heads = module(flat, torch.from_numpy(index), None)
+        dep = module.arc_attn.project_x(module.arc_dep(flat))
+        nodes = module.arc_head(torch.cat((module.root.unsqueeze(0), flat)))
+    for s, n in enumerate(lengths):
+        rows = index[s, :n]
+        expected = numpy.full((max_len, max_len + 1), MASK_VALUE, dtype="float32")
+        if n:
+            sentence_nodes = nodes[numpy.concatenate(([0], rows + 1))]
+            block = (dep[rows] @ sentence_nodes.T).numpy()
+            block[numpy.arange(n), numpy.arange(n) + 1] = MASK_VALUE
+            expected[:n, : n + 1] = block
+        numpy.testing.assert_allclose(arc_logits[s].numpy(), expected, rtol=1e-5, atol=1e-4)
+    numpy.testing.assert_array_equal(heads.numpy(), decode_batch(arc_logits.numpy(), lengths))

@@ -121,23 +121,32 @@ class BiaffineParserModule(nn.Module):
         arc_dep = torch.cat((arc_dep, arc_dep.new_zeros((1, arc_dep.shape[1]))), dim=0)
         arc_head = self.arc_head(nodes)
         arc_logits = flat.new_full((n_sents, max_len, max_len + 1), MASK_VALUE)
+        decode = heads is None
+        if decode:  # padding: -1 from the decoder, as decode_batch gives it; 0 from argmax
+            heads = index.new_full((n_sents, max_len), 0 if self.decoder is None else -1)
+        positions = torch.arange(max_len + 1)
+        self_loops = positions[1:, None] == positions[None, :]
+        # Each chunk is masked (padding, self-loops) and decoded on its own (c, w, w + 1)
+        # block: masking the whole padded batch cost as much as the scores themselves
+        # when one long sentence sets L for thousands of short ones.
         for chunk in torch.split(torch.argsort(lengths), self.chunk_size):
-            width = int(lengths[chunk].max())
+            chunk_lengths = lengths[chunk]
+            width = int(chunk_lengths.max())
             if width == 0:
                 continue
             dep = arc_dep[safe_index[chunk, :width]]
             head = arc_head[node_index[chunk, : width + 1]]
-            arc_logits[chunk, :width, : width + 1] = torch.bmm(dep, head.transpose(1, 2))
-        head_valid = torch.cat((mask.new_ones((n_sents, 1)), mask), dim=1)
-        positions = torch.arange(max_len + 1)
-        self_loops = (positions[1:, None] == positions[None, :]).unsqueeze(0)
-        invalid = ~head_valid.unsqueeze(1) | ~mask.unsqueeze(2) | self_loops
-        arc_logits = arc_logits.masked_fill(invalid, MASK_VALUE)
-        if heads is None:
-            if self.decoder is None:
-                heads = arc_logits.argmax(dim=-1)
-            else:
-                heads = self.decoder(arc_logits.detach(), lengths)
+            scores = torch.bmm(dep, head.transpose(1, 2))
+            dep_valid = positions[1 : width + 1][None, :] <= chunk_lengths[:, None]
+            head_valid = positions[: width + 1][None, :] <= chunk_lengths[:, None]
+            invalid = ~dep_valid.unsqueeze(2) | ~head_valid.unsqueeze(1) | self_loops[:width, : width + 1]
+            scores = scores.masked_fill(invalid, MASK_VALUE)
+            arc_logits[chunk, :width, : width + 1] = scores
+            if decode:
+                if self.decoder is None:
+                    heads[chunk, :width] = scores.argmax(dim=-1)
+                else:
+                    heads[chunk, :width] = self.decoder(scores.detach(), chunk_lengths)
         head_rows = torch.gather(node_index, 1, heads.clamp(min=0))
         label_dep = self.label_dep(flat)
         label_head = self.label_head(nodes)
