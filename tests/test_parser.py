@@ -436,3 +436,24 @@ def test_arc_scores_masked_and_decoded_per_chunk_match_the_whole_batch():
             expected[:n, : n + 1] = block
         numpy.testing.assert_allclose(arc_logits[s].numpy(), expected, rtol=1e-5, atol=1e-4)
     numpy.testing.assert_array_equal(heads.numpy(), decode_batch(arc_logits.numpy(), lengths))
+
+
+def test_label_pairs_in_blocks_match_one_product_and_backpropagate_alike():
+    import torch
+
+    from greenkd_spacy.models.pytorch.biaffine import Biaffine
+
+    torch.manual_seed(0)
+    biaffine = Biaffine(5, 4, bias_x=True, bias_y=True)
+    torch.nn.init.normal_(biaffine.weight)
+    x = torch.randn(11, 5, requires_grad=True)
+    y = torch.randn(11, 5)
+    whole = biaffine.pairs(x, y, block=100)
+    blocked = biaffine.pairs(x, y, block=3)
+    reference = torch.einsum("ni,oij,nj->no", torch.cat((x, torch.ones(11, 1)), 1), biaffine.weight, torch.cat((y, torch.ones(11, 1)), 1))
+    torch.testing.assert_close(whole, reference)
+    torch.testing.assert_close(blocked, reference)
+    (grad_whole,) = torch.autograd.grad(whole.sum(), x)
+    (grad_blocked,) = torch.autograd.grad(blocked.sum(), x)
+    torch.testing.assert_close(grad_blocked, grad_whole)
+    assert biaffine.pairs(x[:0], y[:0]).shape == (0, 4)
