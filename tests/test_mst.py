@@ -116,3 +116,26 @@ def test_compiled_mst_gives_the_reference_trees(n):
     for trial in range(60):
         scores = rng.normal(size=(n + 1, n + 1)) if trial % 2 else rng.integers(-3, 3, size=(n + 1, n + 1)).astype(float)
         assert mst_decode(scores, compiled=True).tolist() == mst_decode(scores, compiled=False).tolist()
+
+
+def test_compiled_batch_decoding_gives_the_reference_trees():
+    """The whole padded batch decoded in one compiled loop: the reference's heads for
+    every sentence (greedy trees, cycles, several root children, ties, forbidden and
+    non-finite arcs, empty sentences and padding)."""
+    pytest.importorskip("greenkd_spacy.decoding._mst")
+    rng = numpy.random.default_rng(7)
+    for trial in range(40):
+        lengths = rng.integers(0, 30, size=12)
+        lengths[0] = 1
+        max_len = int(lengths.max())
+        if trial % 3 == 0:
+            arc = rng.integers(-2, 2, size=(12, max_len, max_len + 1)).astype("float32")
+        else:
+            arc = rng.normal(size=(12, max_len, max_len + 1)).astype("float32")
+        arc[arc > 1.5] = -1e4
+        arc[0, 0, 0] = numpy.nan
+        if max_len > 2:
+            arc[1, 1, :] = -numpy.inf
+        compiled = decode_batch(arc, lengths.tolist(), compiled=True)
+        reference = decode_batch(arc, lengths.tolist(), compiled=False)
+        assert compiled.tolist() == reference.tolist()

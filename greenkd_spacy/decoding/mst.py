@@ -11,8 +11,10 @@ import numpy
 
 try:  # The compiled Chu-Liu/Edmonds (setup.py builds it); this module's is the reference.
     from ._mst import chu_liu_edmonds as _compiled_chu_liu_edmonds
+    from ._mst import decode_padded as _compiled_decode_padded
 except ImportError:  # pragma: no cover - a source checkout that was not built
     _compiled_chu_liu_edmonds = None
+    _compiled_decode_padded = None
 
 # Scores at or below this value are treated as forbidden arcs.
 NEG_INF = -1e30
@@ -141,15 +143,22 @@ def mst_decode(scores: numpy.ndarray, compiled: bool = True) -> numpy.ndarray:
 
 
 def decode_batch(
-    arc_scores: numpy.ndarray, lengths: Sequence[int]
+    arc_scores: numpy.ndarray, lengths: Sequence[int], compiled: bool = True
 ) -> numpy.ndarray:
     """Decode a padded batch of sentences.
 
     arc_scores (numpy.ndarray): Shape (S, L, L + 1): for sentence s, token i (0-based)
         and candidate head j (0 = root, j = token j - 1).
     lengths (Sequence[int]): The number of real tokens of each sentence.
+    compiled (bool): Decode the whole batch in the compiled loop where it is built (the
+        same trees; False runs mst_decode per sentence, the reference).
     RETURNS (numpy.ndarray): Int array (S, L) of heads in 0..L (0 = root), -1 on padding.
     """
+    if compiled and _compiled_decode_padded is not None:
+        return _compiled_decode_padded(
+            numpy.ascontiguousarray(arc_scores, dtype=numpy.float64),
+            numpy.asarray(lengths, dtype=numpy.int64).reshape(-1),
+        )
     n_sents, max_len = arc_scores.shape[0], arc_scores.shape[1]
     heads = numpy.full((n_sents, max_len), -1, dtype=numpy.int64)
     for s, length in enumerate(lengths):
@@ -158,5 +167,5 @@ def decode_batch(
         square = numpy.empty((length + 1, length + 1), dtype=numpy.float64)
         square[0] = NEG_INF
         square[1:] = arc_scores[s, :length, : length + 1]
-        heads[s, :length] = mst_decode(square)[1:]
+        heads[s, :length] = mst_decode(square, compiled=compiled)[1:]
     return heads
