@@ -213,28 +213,37 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         )
 
     def set_annotations(self, docs: Iterable[Doc], scores: ParserScores) -> None:
-        """Write heads and labels, one tree per segment; sentences follow the trees."""
+        """Write heads and labels, one tree per segment; sentences follow the trees.
+
+        Labels are chosen and heads made absolute for the whole batch in array
+        operations, then written with one `Doc.from_array` per doc."""
         docs = list(docs)
         if not scores.segments:
             return
-        label_ids = self._label_ids()
-        root_index = self._root_index()
-        per_doc: Dict[int, List[Tuple[int, numpy.ndarray, numpy.ndarray]]] = {}
-        for s, (d, start, end) in enumerate(scores.segments):
-            n = end - start
-            heads = scores.heads[s, :n]
-            labels = self._choose_labels(scores.label_logits[s, :n], heads == 0, root_index)
-            per_doc.setdefault(d, []).append((start, heads, labels))
-        for d, parts in per_doc.items():
-            doc = docs[d]
+        segments = numpy.asarray(scores.segments, dtype="int64").reshape(-1, 3)
+        doc_index, starts = segments[:, 0], segments[:, 1]
+        lengths = segments[:, 2] - starts
+        heads = numpy.asarray(scores.heads)
+        labels = self._choose_labels(numpy.asarray(scores.label_logits), heads == 0, self._root_index())
+        in_segment = numpy.arange(heads.shape[1])[None, :] < lengths[:, None]
+        # One entry per segment token, in segment order.
+        token_heads = heads[in_segment]
+        token_labels = self._label_ids()[labels[in_segment]]
+        token_doc = numpy.repeat(doc_index, lengths)
+        token_start = numpy.repeat(starts, lengths)
+        token_position = token_start + (numpy.arange(token_heads.shape[0]) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths))
+        token_head = numpy.where(token_heads == 0, token_position, token_start + token_heads - 1)
+        order = numpy.argsort(token_doc, kind="stable")
+        bounds = numpy.searchsorted(token_doc[order], numpy.arange(len(docs) + 1))
+        for d, doc in enumerate(docs):
+            tokens = order[bounds[d] : bounds[d + 1]]
+            if not tokens.shape[0]:
+                continue
             positions = numpy.arange(len(doc), dtype="int64")
             abs_heads = positions.copy()
             deps = numpy.zeros(len(doc), dtype="uint64")
-            for start, heads, labels in parts:
-                n = heads.shape[0]
-                own = positions[start : start + n]
-                abs_heads[start : start + n] = numpy.where(heads == 0, own, start + heads - 1)
-                deps[start : start + n] = label_ids[labels]
+            abs_heads[token_position[tokens]] = token_head[tokens]
+            deps[token_position[tokens]] = token_labels[tokens]
             values = numpy.empty((len(doc), 2), dtype="uint64")
             values[:, 0] = (abs_heads - positions).astype("int64").view("uint64")
             values[:, 1] = deps
@@ -243,11 +252,12 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def _choose_labels(
         self, label_logits: numpy.ndarray, is_root: numpy.ndarray, root_index: int
     ) -> numpy.ndarray:
-        if root_index < 0 or label_logits.shape[0] == 0:
+        """The best label of each token (any leading shape, labels last)."""
+        if root_index < 0 or label_logits.shape[-1] == 0 or label_logits.size == 0:
             return label_logits.argmax(axis=-1)
         # The root label goes to the root's child and to no other token.
         constrained = label_logits.copy()
-        constrained[:, root_index] = -numpy.inf
+        constrained[..., root_index] = -numpy.inf
         labels = constrained.argmax(axis=-1)
         labels[is_root] = root_index
         return labels
