@@ -13,11 +13,15 @@ class ParserInput(NamedTuple):
 
     heads, when given, are the heads at which labels are scored, padded to (S, L) with
     values in 0..L (0 = root, j = j-th token of the segment) and -1 on padding.
+    arc_scores=False asks for the trees and labels only: the padded (S, L, L + 1) arc
+    scores, hundreds of MB for a batch with one long sentence, are not assembled and
+    ParserScores.arc_logits comes back empty, (0, 0, 1).
     """
 
     docs: List[Doc]
     segments: List[Segment]
     heads: Optional[Ints2d] = None
+    arc_scores: bool = True
 
 
 class ParserScores(NamedTuple):

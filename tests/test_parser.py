@@ -436,6 +436,14 @@ def test_arc_scores_masked_and_decoded_per_chunk_match_the_whole_batch():
             expected[:n, : n + 1] = block
         numpy.testing.assert_allclose(arc_logits[s].numpy(), expected, rtol=1e-5, atol=1e-4)
     numpy.testing.assert_array_equal(heads.numpy(), decode_batch(arc_logits.numpy(), lengths))
+    # Without the padded arc scores (what the component's predict asks for): the same
+    # trees and labels.
+    with torch.no_grad():
+        no_arcs, labels_only, heads_only = module(flat, torch.from_numpy(index), None, False)
+        _, label_logits, _ = module(flat, torch.from_numpy(index), None)
+    assert tuple(no_arcs.shape) == (0, 0, 1)
+    assert torch.equal(heads_only, heads)
+    assert torch.equal(labels_only, label_logits)
 
 
 def test_label_pairs_in_blocks_match_one_product_and_backpropagate_alike():

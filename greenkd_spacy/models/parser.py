@@ -133,7 +133,7 @@ def forward(model: Model, X: ParserInput, is_train: bool):
             )
         )
     index, lengths = segment_index(X.docs, X.segments)
-    scores, backprop_head = head((tokvecs, index, X.heads), is_train)
+    scores, backprop_head = head((tokvecs, index, X.heads, X.arc_scores), is_train)
     scores = ParserScores(*scores, lengths=lengths, segments=list(X.segments))
 
     def backprop(d_scores: Tuple[Floats3d, Floats3d]) -> List[Doc]:
@@ -145,11 +145,11 @@ def forward(model: Model, X: ParserInput, is_train: bool):
 
 
 def _head_inputs(model: Model, X: Tuple, is_train: bool):
-    tokvecs, index, heads = X
+    tokvecs, index, heads, arc_scores = X
     sync_dropout(model)
     flat_t, _, unflatten_grad = flatten_list(model, tokvecs, is_train)
     heads_t = None if heads is None else torch.from_numpy(numpy.asarray(heads, dtype="int64"))
-    args = (flat_t, torch.from_numpy(index), heads_t)
+    args = (flat_t, torch.from_numpy(index), heads_t, arc_scores)
 
     def backprop(d_inputs: ArgsKwargs) -> List[Floats2d]:
         return unflatten_grad(d_inputs.args[0])

@@ -182,7 +182,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def predict(self, docs: Iterable[Doc]) -> ParserScores:
         """Score and decode the docs; never touches them.
 
-        RETURNS (ParserScores): Arc and label scores and the decoded trees.
+        RETURNS (ParserScores): The decoded trees and the label scores at their heads;
+            arc_logits is empty (the teacher pass asks the model for them).
         """
         docs = list(docs)
         if len(self.model.layers) < 2:  # the biaffine head is added at initialize
@@ -191,7 +192,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         segments = self.segments(docs)
         if not segments:
             return self._empty_scores()
-        return self.model.predict(ParserInput(docs, segments, None))
+        # set_annotations reads the trees and labels only: no padded arc scores.
+        return self.model.predict(ParserInput(docs, segments, None, arc_scores=False))
 
     def _warn_if_pos_missing(self, docs: List[Doc]) -> None:
         """W003, once per pipe: an encoder that reads UPOS gets docs without any."""
@@ -224,11 +226,12 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         doc_index, starts = segments[:, 0], segments[:, 1]
         lengths = segments[:, 2] - starts
         heads = numpy.asarray(scores.heads)
-        labels = self._choose_labels(numpy.asarray(scores.label_logits), heads == 0, self._root_index())
         in_segment = numpy.arange(heads.shape[1])[None, :] < lengths[:, None]
-        # One entry per segment token, in segment order.
+        # One entry per segment token, in segment order (the padding is never copied).
         token_heads = heads[in_segment]
-        token_labels = self._label_ids()[labels[in_segment]]
+        token_logits = numpy.asarray(scores.label_logits)[in_segment]
+        labels = self._choose_labels(token_logits, token_heads == 0, self._root_index())
+        token_labels = self._label_ids()[labels]
         token_doc = numpy.repeat(doc_index, lengths)
         token_start = numpy.repeat(starts, lengths)
         token_position = token_start + (numpy.arange(token_heads.shape[0]) - numpy.repeat(numpy.cumsum(lengths) - lengths, lengths))

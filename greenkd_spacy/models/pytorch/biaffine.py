@@ -113,7 +113,11 @@ class BiaffineParserModule(nn.Module):
                 module.p = rate
 
     def forward(
-        self, flat: torch.Tensor, index: torch.Tensor, heads: Optional[torch.Tensor]
+        self,
+        flat: torch.Tensor,
+        index: torch.Tensor,
+        heads: Optional[torch.Tensor],
+        keep_arc_logits: bool = True,
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         """Score a padded batch of sentences.
 
@@ -122,6 +126,9 @@ class BiaffineParserModule(nn.Module):
             -1 on padding.
         heads (Optional[torch.Tensor]): (S, L) long heads in 0..L (0 = root, j = j-th
             token) at which to score labels; None to decode them with self.decoder.
+        keep_arc_logits (bool): Assemble and return the padded arc logits; False
+            returns an empty (0, 0, 1) tensor in their place (decoding needs only each
+            chunk's own block).
         RETURNS: arc logits (S, L, L + 1), label logits (S, L, n_labels), heads (S, L).
         """
         n_sents, max_len = index.shape
@@ -135,7 +142,10 @@ class BiaffineParserModule(nn.Module):
         arc_dep = self.arc_attn.project_x(self.arc_dep(flat))
         arc_dep = torch.cat((arc_dep, arc_dep.new_zeros((1, arc_dep.shape[1]))), dim=0)
         arc_head = self.arc_head(nodes)
-        arc_logits = flat.new_full((n_sents, max_len, max_len + 1), MASK_VALUE)
+        if keep_arc_logits:
+            arc_logits = flat.new_full((n_sents, max_len, max_len + 1), MASK_VALUE)
+        else:
+            arc_logits = flat.new_zeros((0, 0, 1))
         decode = heads is None
         if decode:  # padding: -1 from the decoder, as decode_batch gives it; 0 from argmax
             heads = index.new_full((n_sents, max_len), 0 if self.decoder is None else -1)
@@ -156,7 +166,8 @@ class BiaffineParserModule(nn.Module):
             head_valid = positions[: width + 1][None, :] <= chunk_lengths[:, None]
             invalid = ~dep_valid.unsqueeze(2) | ~head_valid.unsqueeze(1) | self_loops[:width, : width + 1]
             scores = scores.masked_fill(invalid, MASK_VALUE)
-            arc_logits[chunk, :width, : width + 1] = scores
+            if keep_arc_logits:
+                arc_logits[chunk, :width, : width + 1] = scores
             if decode:
                 if self.decoder is None:
                     heads[chunk, :width] = scores.argmax(dim=-1)
