@@ -55,4 +55,19 @@ def test_profile_command_writes_its_table(tmp_path):
     assert srsly.read_json(out)["stages"][0]["stage"] == "tokenizer"
     (tmp_path / "empty.txt").write_text("\n", encoding="utf8")
     result = CliRunner().invoke(app, ["profile", str(tmp_path / "pipeline"), str(tmp_path / "empty.txt")])
-    assert result.exit_code == 1 and "no text" in result.output
+    # The message wraps at the terminal's width, wherever the temporary path ends.
+    assert result.exit_code == 1 and "no text" in " ".join(result.output.split())
+
+
+def test_profile_table_puts_shared_stages_on_one_row():
+    from benchmarks.profile_table import render
+
+    ours = {"words_per_second": 1000.0, "stages": [{"stage": "tokenizer", "us_per_word": 1.0}, {"stage": "greenkd_parser: network", "us_per_word": 9.0}]}
+    theirs = {"words_per_second": 500.0, "stages": [{"stage": "tokenizer", "us_per_word": 1.5}, {"stage": "parser: network", "us_per_word": 18.5}]}
+    lines = render([("ours", ours), ("spaCy", theirs)]).splitlines()
+    assert lines[0] == "| stage (µs/word) | ours | spaCy |"
+    assert "| tokenizer | 1.0 | 1.5 |" in lines
+    assert "| greenkd_parser: network | 9.0 |  |" in lines
+    assert "| parser: network |  | 18.5 |" in lines
+    assert "| **all stages** | **10.0** | **20.0** |" in lines
+    assert lines[-1] == "| words/s | 1,000 | 500 |"
