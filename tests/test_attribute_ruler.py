@@ -117,3 +117,27 @@ def test_replacing_a_pipelines_ruler_as_the_docs_say():
     nlp.replace_pipe("attribute_ruler", "greenkd_attribute_ruler").add_patterns(patterns)
     assert isinstance(nlp.get_pipe("attribute_ruler"), BatchAttributeRuler)
     assert annotations(list(nlp.pipe(make_docs(nlp.vocab)))) == annotations(before)
+
+
+def test_an_error_handler_that_swallows_decides_what_a_call_returns():
+    nlp = spacy.blank("en")
+    ruler = nlp.add_pipe("greenkd_attribute_ruler")
+    ruler.add([[{"LOWER": "a"}]], {"LEMMA": "x"}, index=2)  # fails when applied
+    seen = []
+
+    def swallow(name, pipe, docs, error):
+        seen.append((name, len(docs), type(error).__name__))
+        return "handled"
+
+    ruler.set_error_handler(swallow)
+    doc = nlp.make_doc("a b")
+    assert ruler(doc) == "handled"
+    # A failing batch is redone doc by doc, as spaCy's ruler (whose pipe calls it per
+    # doc) does: the handler's value in place of a failing doc, the others annotated.
+    spacys = spacy.blank("en").add_pipe("attribute_ruler")
+    spacys.add([[{"LOWER": "a"}]], {"LEMMA": "x"}, index=2)
+    spacys.set_error_handler(swallow)
+    for pipe in (ruler, spacys):
+        out = list(pipe.pipe([nlp.make_doc("a"), nlp.make_doc("b")]))
+        assert out[0] == "handled" and out[1].text == "b"
+    assert [kind for *_, kind in seen] == ["ValueError"] * 3

@@ -147,23 +147,37 @@ class BatchAttributeRuler(AttributeRuler):
         self._compiled_for = n_patterns
 
     def __call__(self, doc: Doc) -> Doc:
-        return next(iter(self.pipe([doc])))
+        """Annotate one doc; on an error, return what the error handler returns, as
+        spaCy's ruler does."""
+        error_handler = self.get_error_handler()
+        try:
+            self._annotate_batch([doc])
+            return doc
+        except Exception as error:
+            return error_handler(self.name, self, [doc], error)
 
     def pipe(self, stream: Iterable[Doc], *, batch_size: Optional[int] = None) -> Iterator[Doc]:
-        """Annotate the docs batch by batch, with the same result as spaCy's ruler."""
-        if self._compiled_for != len(self.attrs):
-            self._compile()
-        error_handler = self.get_error_handler()
+        """Annotate the docs batch by batch, with the same result as spaCy's ruler.
+
+        When a batch fails, its docs are redone one by one through __call__, so the
+        error handler sees each failing doc and what it returns is yielded in the
+        doc's place, as spaCy's ruler (whose pipe calls it doc by doc) does."""
         for docs in minibatch(stream, size=batch_size or self.batch_size):
             try:
-                if self._batched:
-                    self._annotate(docs)
-                else:
-                    for doc in docs:
-                        self.set_annotations(doc, self.match(doc))
+                self._annotate_batch(docs)
+            except Exception:
+                yield from (self(doc) for doc in docs)
+            else:
                 yield from docs
-            except Exception as error:  # as spaCy's pipes do: the error handler decides
-                error_handler(self.name, self, docs, error)
+
+    def _annotate_batch(self, docs: List[Doc]) -> None:
+        if self._compiled_for != len(self.attrs):
+            self._compile()
+        if self._batched:
+            self._annotate(docs)
+        else:
+            for doc in docs:
+                self.set_annotations(doc, self.match(doc))
 
     def _annotate(self, docs: Sequence[Doc]) -> None:
         docs = [doc for doc in docs if len(doc)]
