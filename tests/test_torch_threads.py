@@ -1,5 +1,5 @@
-"""greenkd's torch layers run on one thread unless GREENKD_TORCH_THREADS says otherwise,
-and give torch its own setting back."""
+"""greenkd's torch layers annotate on one thread and train on torch's own setting
+unless GREENKD_TORCH_THREADS says otherwise, and give torch its own setting back."""
 import numpy
 import pytest
 import torch
@@ -40,16 +40,18 @@ def _model(module):
     return torch_wrapper(module, convert_inputs=inputs)
 
 
-def test_forward_and_backward_run_on_one_thread_and_restore_torch(two_threads, monkeypatch):
+def test_inference_runs_on_one_thread_training_on_torchs_and_torch_is_restored(two_threads, monkeypatch):
     monkeypatch.delenv(torch_threads.ENV, raising=False)
     module = Recorder()
     model = _model(module)
     X = numpy.ones((4, 3), dtype="float32")
-    Y, backprop = model.begin_update(X)
-    assert torch.get_num_threads() == 2
-    backprop(numpy.ones_like(Y))
+    torch.set_num_threads(1)
     model.predict(X)
-    assert module.seen == [("forward", 1), ("backward", 1), ("forward", 1)]
+    torch.set_num_threads(2)
+    model.predict(X)
+    Y, backprop = model.begin_update(X)
+    backprop(numpy.ones_like(Y))
+    assert module.seen == [("forward", 1), ("forward", 1), ("forward", 2), ("backward", 2)]
     assert torch.get_num_threads() == 2
 
 
@@ -61,7 +63,9 @@ def test_the_environment_sets_the_threads(two_threads, monkeypatch):
     model.predict(X)
     monkeypatch.setenv(torch_threads.ENV, "3")
     model.predict(X)
-    assert module.seen == [("forward", 2), ("forward", 3)]
+    Y, backprop = model.begin_update(X)
+    backprop(numpy.ones_like(Y))
+    assert module.seen == [("forward", 2), ("forward", 3), ("forward", 3), ("backward", 3)]
     assert torch.get_num_threads() == 2
     for bad in ("two", "-1"):
         monkeypatch.setenv(torch_threads.ENV, bad)

@@ -40,15 +40,15 @@ class AveragedPyTorchShim(PyTorchShim):
     `use_averages = true` spaCy would evaluate and save the raw weights of every
     PyTorch layer without a word. Both kinds of key are accepted here.
 
-    Threads: one by default, whatever torch's setting (torch_threads.py says why).
+    Threads: one to annotate, torch's own setting to train (torch_threads.py says why).
     """
 
     def __call__(self, inputs: Any, is_train: bool) -> Tuple[Any, Callable]:
-        with torch_threads.limited():
+        with torch_threads.limited(is_train):
             output, backprop = super().__call__(inputs, is_train)
 
         def backprop_limited(*args: Any, **kwargs: Any) -> Any:
-            with torch_threads.limited():
+            with torch_threads.limited(is_train):
                 return backprop(*args, **kwargs)
 
         return output, backprop_limited

@@ -1,14 +1,16 @@
-"""How many threads greenkd's torch layers run on: one, unless the user says otherwise.
+"""How many threads greenkd's torch layers run on: one to annotate, torch's own
+setting to train, unless the user says otherwise.
 
-torch starts with one thread per core, spaCy's own components run on one. On a machine
-with anything else running (a second training, the teacher pass of another run, a
-web server's other workers), torch's threads wait for cores they do not get: the
-parser of a distilled en_core_web_md student parsed 28,000-38,000 words/s on one
-thread and 1,600-2,300 on two, on 2 cores beside one training (docs/reliability.md).
-So every torch call of a greenkd layer (torch_bridge.AveragedPyTorchShim, forward and
-backward) runs with `threads()` threads and gives torch its own setting back after:
-nothing else in the process is changed. GREENKD_TORCH_THREADS sets the number (0:
-torch's own setting, for a machine that is yours alone).
+torch starts with one thread per core, spaCy's own components run on one. Annotating
+on a machine with anything else running (a training, a teacher pass, a web server's
+other workers), torch's threads wait for cores they do not get: the parser of a
+distilled en_core_web_md student parsed 28,000-38,000 words/s on one thread and
+1,600-2,300 on two, on 2 cores beside one training (docs/reliability.md). So every
+inference call of a greenkd torch layer (torch_bridge.AveragedPyTorchShim) runs on one
+thread and gives torch its own setting back after: nothing else in the process is
+changed. A training is the one job of its machine as a rule, and there torch's threads
+pay: the default parser pipeline made 1,877 steps in 10 minutes on EWT on 2 cores and
+1,063 on one. GREENKD_TORCH_THREADS=N runs both on N threads (0: torch's own setting).
 
 `nlp.pipe(texts, n_process=N)` forks workers. A forked child inherits torch's OpenMP
 thread pool in a broken state, and its first parallel op waits forever for threads
@@ -26,9 +28,11 @@ from ..errors import Errors
 ENV = "GREENKD_TORCH_THREADS"
 
 
-def threads() -> Optional[int]:
+def threads(is_train: bool = False) -> Optional[int]:
     """The threads greenkd's torch layers run on (None: torch's own setting)."""
-    value = os.environ.get(ENV, "1").strip() or "1"
+    value = os.environ.get(ENV, "").strip()
+    if not value:
+        return None if is_train else 1
     try:
         n = int(value)
     except ValueError:
@@ -39,9 +43,9 @@ def threads() -> Optional[int]:
 
 
 @contextlib.contextmanager
-def limited() -> Iterator[None]:
-    """Run the block on `threads()` torch threads, then restore torch's setting."""
-    n = threads()
+def limited(is_train: bool = False) -> Iterator[None]:
+    """Run the block on `threads(is_train)` torch threads, then restore torch's setting."""
+    n = threads(is_train)
     before = torch.get_num_threads()
     if n is None or n == before:
         yield
