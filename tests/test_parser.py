@@ -465,3 +465,28 @@ def test_label_pairs_in_blocks_match_one_product_and_backpropagate_alike():
     (grad_blocked,) = torch.autograd.grad(blocked.sum(), x)
     torch.testing.assert_close(grad_blocked, grad_whole)
     assert biaffine.pairs(x[:0], y[:0]).shape == (0, 4)
+
+
+def test_bilstm_gathers_its_padded_batch_as_torch_packs_sequences():
+    """StackedBiLSTM pads by one gather (its backward one scatter-add, where the
+    backward of torch's pad_sequence is quadratic in the number of sequences): the same
+    outputs and input gradients as packing the sequences with torch, empty ones left out."""
+    import torch
+    from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
+
+    from greenkd_spacy.models.pytorch.bilstm import StackedBiLSTM
+
+    torch.manual_seed(0)
+    bilstm = StackedBiLSTM(5, 4, 2, 0.0).eval()
+    lengths = torch.tensor([3, 0, 7, 1, 5])
+    flat = torch.randn(int(lengths.sum()), 5, requires_grad=True)
+    got = bilstm(flat, lengths)
+    sequences = [seq for seq in torch.split(flat, lengths.tolist()) if seq.shape[0]]
+    packed, _ = bilstm.lstm(pack_sequence(sequences, enforce_sorted=False))
+    padded, _ = pad_packed_sequence(packed, batch_first=True)
+    kept = lengths[lengths > 0]
+    expected = padded[torch.arange(padded.shape[1])[None, :] < kept[:, None]]
+    torch.testing.assert_close(got, expected)
+    (grad_got,) = torch.autograd.grad(got.sum(), flat)
+    (grad_expected,) = torch.autograd.grad(expected.sum(), flat)
+    torch.testing.assert_close(grad_got, grad_expected)

@@ -1,9 +1,7 @@
 """A stacked bidirectional LSTM over a flat batch of variable-length sequences."""
-from typing import List
-
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 
 class StackedBiLSTM(nn.Module):
@@ -38,12 +36,20 @@ class StackedBiLSTM(nn.Module):
         """flat: (N, n_in); lengths: (B,) summing to N. Returns (N, 2 * hidden_width)."""
         if flat.shape[0] == 0:
             return flat.new_zeros((0, 2 * self.hidden_width))
-        sizes: List[int] = lengths.tolist()
+        starts = torch.cumsum(lengths, 0) - lengths
         # Empty docs contribute no rows to flat and cannot be packed: leave them out.
-        sequences = [seq for seq in torch.split(flat, sizes) if seq.shape[0]]
-        lengths = lengths[lengths > 0]
-        packed = pack_sequence(sequences, enforce_sorted=False)
+        keep = lengths > 0
+        starts, lengths = starts[keep], lengths[keep]
+        # The padded batch is one gather from flat (row N: zeros for the padding), whose
+        # gradient is one scatter-add. torch's pad_sequence copies each sequence into a
+        # slice instead, and the backward of every such copy clones the whole padded
+        # gradient: quadratic in the number of sequences, it was most of a training
+        # step's time.
+        positions = torch.arange(int(lengths.max()))
+        valid = positions[None, :] < lengths[:, None]
+        index = torch.where(valid, starts[:, None] + positions[None, :], flat.shape[0])
+        rows = torch.cat((flat, flat.new_zeros((1, flat.shape[1]))), dim=0)
+        packed = pack_padded_sequence(rows[index], lengths, batch_first=True, enforce_sorted=False)
         output, _ = self.lstm(packed)
         padded, _ = pad_packed_sequence(output, batch_first=True)
-        mask = torch.arange(padded.shape[1])[None, :] < lengths[:, None]
-        return padded[mask]
+        return padded[valid]
