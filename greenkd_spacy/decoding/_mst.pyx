@@ -46,11 +46,16 @@ def decode_padded(double[:, :, ::1] arc_scores, int64_t[::1] lengths):
     cdef Py_ssize_t s, n, i, j, k, roots, w
     cdef double value, best, low, high, penalty
     cdef int status = 0
+    # One matrix, head array and cycle-search scratch for the whole batch.
     cdef double* work = <double*>malloc((max_len + 1) * (max_len + 1) * sizeof(double))
     cdef int64_t* heads = <int64_t*>malloc((max_len + 1) * sizeof(int64_t))
-    if work == NULL or heads == NULL:
+    cdef char* state = <char*>malloc((max_len + 1) * sizeof(char))
+    cdef int64_t* path = <int64_t*>malloc((max_len + 1) * sizeof(int64_t))
+    if work == NULL or heads == NULL or state == NULL or path == NULL:
         free(work)
         free(heads)
+        free(state)
+        free(path)
         raise MemoryError()
     try:
         for s in range(n_sents):
@@ -76,7 +81,7 @@ def decode_padded(double[:, :, ::1] arc_scores, int64_t[::1] lengths):
                 heads[i] = k
                 if k == 0:
                     roots += 1
-            if roots != 1 or _has_cycle(heads, w):
+            if roots != 1 or _find_cycle(heads, w, state, path, path) > 0:
                 low = 0.0
                 high = 0.0
                 k = 0
@@ -102,18 +107,9 @@ def decode_padded(double[:, :, ::1] arc_scores, int64_t[::1] lengths):
     finally:
         free(work)
         free(heads)
+        free(state)
+        free(path)
     return out_array
-
-
-cdef bint _has_cycle(int64_t* heads, Py_ssize_t n) nogil:
-    cdef char* state = <char*>malloc(n * sizeof(char))
-    cdef int64_t* path = <int64_t*>malloc(n * sizeof(int64_t))
-    cdef Py_ssize_t length = 0
-    if state != NULL and path != NULL:
-        length = _find_cycle(heads, n, state, path, path)
-    free(state)
-    free(path)
-    return length > 0
 
 
 cdef Py_ssize_t _find_cycle(
