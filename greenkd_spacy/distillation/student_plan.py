@@ -93,12 +93,12 @@ SIZES = {
 }
 
 
-
 def copies_as_batch_ruler(proc: object) -> bool:
     """Whether `spacy distill` copies this teacher component as greenkd_attribute_ruler
     (with `[distillation] batch_attribute_ruler`): spaCy's own attribute_ruler, not a
     subclass, whose behaviour may differ."""
     return type(proc) is AttributeRuler
+
 
 @dataclass
 class StudentComponent:

@@ -10,7 +10,8 @@ inference call of a greenkd torch layer (torch_bridge.AveragedPyTorchShim) runs 
 thread and gives torch its own setting back after: nothing else in the process is
 changed. A training is the one job of its machine as a rule, and there it keeps torch's
 own setting (on 2 cores, the default parser pipeline made 1,178 steps in 10 EWT minutes
-with torch's two threads and 1,063 with one). GREENKD_TORCH_THREADS=N runs both on N threads (0: torch's own setting).
+with torch's two threads and 1,063 with one). GREENKD_TORCH_THREADS=N runs both on N
+threads (0: torch's own setting).
 
 `nlp.pipe(texts, n_process=N)` forks workers. A forked child inherits torch's OpenMP
 thread pool in a broken state, and its first parallel op waits forever for threads

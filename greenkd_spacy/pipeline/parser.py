@@ -256,7 +256,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self, label_logits: numpy.ndarray, is_root: numpy.ndarray, root_index: int
     ) -> numpy.ndarray:
         """The best label of each token (any leading shape, labels last)."""
-        if root_index < 0 or label_logits.shape[-1] == 0 or label_logits.size == 0:
+        if root_index < 0 or label_logits.size == 0:
             return label_logits.argmax(axis=-1)
         # The root label goes to the root's child and to no other token.
         constrained = label_logits.copy()
