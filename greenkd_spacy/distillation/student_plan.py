@@ -13,10 +13,12 @@ teacher's components are read and each gets the CPU-first student of its kind:
   learns the teacher's sentence starts in front of it;
 - tagger, morphologizer, senter, trainable_lemmatizer: spaCy's own, on the shared
   encoder (soft targets where the teacher has distributions);
-- ner (spaCy's or greenkd's): greenkd_ner's CRF straight on the shared encoder. spaCy's
-  transition `ner` checks every action's validity at every token, which for a teacher
-  with 18 entity types (74 actions) cost 61 us/word on one thread against 10-26 for
-  the CRF's emission layer and Viterbi;
+- ner (spaCy's or greenkd's): greenkd_ner's CRF over a small BiLSTM of its own on the
+  shared encoder (the CNN's window of four tokens a side alone left the entities of an
+  hour's student of en_core_web_md 10 F behind spaCy's `ner` student on text of another
+  source). spaCy's transition `ner` checks every action's validity at every token,
+  which for a teacher with 18 entity types (74 actions) cost 61 us/word on one thread
+  against 10-26 for the CRF's emission layer and Viterbi;
 - text classifiers: greenkd_textcat's linear bag of n-grams;
 - components that cannot be trained (attribute_ruler, a rule lemmatizer, entity_ruler)
   are copied from the teacher by `spacy distill` as they are; the teacher's encoders

@@ -113,6 +113,7 @@ def build_bilstm_context(
     hidden_width: int = 128,
     depth: int = 1,
     dropout: float = 0.33,
+    window: int = 0,
 ) -> Model[List[Doc], List[Floats2d]]:
     """A stacked BiLSTM over another token encoder's output (e.g. a listener of spaCy's
     CNN tok2vec), so one component reads sentence-wide context while the others
@@ -125,6 +126,11 @@ def build_bilstm_context(
     hidden_width (int): Hidden width of each LSTM direction; the output is twice this.
     depth (int): Number of stacked BiLSTM layers.
     dropout (float): Dropout between LSTM layers (overridden by [training] dropout).
+    window (int): Read docs longer than this as overlapping windows of this many tokens
+        (each token from a window giving it a quarter window of context on both sides);
+        0 reads whole docs. On CPU an LSTM batch costs as many time steps as its
+        longest doc: with multi-paragraph texts, 128 makes training steps several
+        times cheaper.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
     """
     if not tok2vec.has_dim("nO") or tok2vec.get_dim("nO") is None:
@@ -134,7 +140,12 @@ def build_bilstm_context(
             "equal to the upstream tok2vec's width)."
         )
     width = tok2vec.get_dim("nO")
-    lstm = bilstm_layer(width, hidden_width, depth, dropout)
+    if window < 0 or 0 < window < 4:
+        raise ValueError(
+            f"(greenkd-spacy) greenkd.BiLSTMContext.v1: window = {window}; give 0 (whole docs) "
+            "or a window of 4 tokens or more (e.g. 128)."
+        )
+    lstm = bilstm_layer(width, hidden_width, depth, dropout, window)
     model: Model[List[Doc], List[Floats2d]] = chain(tok2vec, lstm)
     model.set_dim("nO", 2 * hidden_width)
     model.name = "greenkd_bilstm_context"
@@ -142,11 +153,13 @@ def build_bilstm_context(
     return model
 
 
-def bilstm_layer(width: int, hidden_width: int, depth: int, dropout: float) -> Model[List[Floats2d], List[Floats2d]]:
+def bilstm_layer(
+    width: int, hidden_width: int, depth: int, dropout: float, window: int = 0
+) -> Model[List[Floats2d], List[Floats2d]]:
     """The stacked BiLSTM as a thinc layer over one (n_tokens, width) array per doc;
     its dropout follows spaCy's [training] dropout (torch_bridge.sync_dropout)."""
     lstm = torch_wrapper(
-        StackedBiLSTM(width, hidden_width, depth, dropout),
+        StackedBiLSTM(width, hidden_width, depth, dropout, window),
         convert_inputs=list_to_flat_inputs,
         convert_outputs=flat_to_list_outputs,
     )
