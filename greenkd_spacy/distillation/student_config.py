@@ -229,6 +229,14 @@ def _listener(section: str) -> List[str]:
     ]
 
 
+def _bilstm_context(section: str, size: Dict) -> List[str]:
+    """A component's own BiLSTM over a listener of the shared encoder."""
+    return [
+        "", f"[{section}]", '@architectures = "greenkd.BiLSTMContext.v1"',
+        f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
+    ] + _listener(f"{section}.tok2vec")
+
+
 def _component(c: StudentComponent, size: Dict) -> List[str]:
     block = f"components.{c.name}"
     lines = ["", f"[{block}]", f'factory = "{c.factory}"']
@@ -240,18 +248,14 @@ def _component(c: StudentComponent, size: Dict) -> List[str]:
         # side is too narrow for entity boundaries (see docs/distillation.md).
         lines += [
             "", f"[{block}.model]", '@architectures = "greenkd.CRFLabeller.v1"', "dropout = 0.2", "max_length = 256",
-            "", f"[{block}.model.tok2vec]", '@architectures = "greenkd.BiLSTMContext.v1"',
-            f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
         ]
-        lines += _listener(f"{block}.model.tok2vec.tok2vec")
+        lines += _bilstm_context(f"{block}.model.tok2vec", size)
     elif c.factory == "greenkd_parser":
         lines += [
             "", f"[{block}.model]", '@architectures = "greenkd.BiaffineParser.v1"',
             f"arc_mlp_size = {size['arc']}", f"label_mlp_size = {size['label']}", "mlp_dropout = 0.33",
-            "", f"[{block}.model.tok2vec]", '@architectures = "greenkd.BiLSTMContext.v1"',
-            f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
         ]
-        lines += _listener(f"{block}.model.tok2vec.tok2vec")
+        lines += _bilstm_context(f"{block}.model.tok2vec", size)
     elif c.factory == "spancat":
         lines += [
             "", f"[{block}.model]", '@architectures = "spacy.SpanCategorizer.v1"',
