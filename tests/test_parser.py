@@ -467,10 +467,11 @@ def test_label_pairs_in_blocks_match_one_product_and_backpropagate_alike():
     assert biaffine.pairs(x[:0], y[:0]).shape == (0, 4)
 
 
-def test_bilstm_gathers_its_padded_batch_as_torch_packs_sequences():
-    """StackedBiLSTM pads by one gather (its backward one scatter-add, where the
-    backward of torch's pad_sequence is quadratic in the number of sequences): the same
-    outputs and input gradients as packing the sequences with torch, empty ones left out."""
+def test_bilstm_gathers_its_packed_batch_as_torch_packs_sequences():
+    """StackedBiLSTM packs its batch by one gather and unpacks it by another (their
+    backward passes scatter-adds, where the backward of torch's pad_sequence is
+    quadratic in the number of sequences): the same outputs and input gradients as
+    packing the sequences with torch, empty ones left out, ties in length kept apart."""
     import torch
     from torch.nn.utils.rnn import pack_sequence, pad_packed_sequence
 
@@ -478,7 +479,7 @@ def test_bilstm_gathers_its_padded_batch_as_torch_packs_sequences():
 
     torch.manual_seed(0)
     bilstm = StackedBiLSTM(5, 4, 2, 0.0).eval()
-    lengths = torch.tensor([3, 0, 7, 1, 5])
+    lengths = torch.tensor([3, 0, 7, 1, 5, 3, 0])
     flat = torch.randn(int(lengths.sum()), 5, requires_grad=True)
     got = bilstm(flat, lengths)
     sequences = [seq for seq in torch.split(flat, lengths.tolist()) if seq.shape[0]]

@@ -3,17 +3,24 @@
 The CRF's Viterbi path is well formed (its constraints forbid O -> I, B -> O ...), so
 the k-th B of a path closes at the k-th L and each U is a span alone: the spans are two
 `numpy.flatnonzero` calls and one `Span` per entity, where spaCy's
-`biluo_tags_to_spans` reads every token's tag string. A path that is not well formed
-(only possible from a hand-made tag sequence) goes through spaCy's function instead.
+`biluo_tags_to_spans` reads every token's tag string. Entities need no spans at all:
+each tag maps to a token's entity IOB state and type, so a whole batch's paths are
+checked once and written with one `Doc.from_array` per doc. A path that is not well
+formed (only possible from a hand-made tag sequence) goes through spaCy's function.
 """
 from typing import List, Optional, Sequence, Tuple
 
 import numpy
+from spacy.attrs import ENT_ID, ENT_IOB, ENT_KB_ID, ENT_TYPE
 from spacy.tokens import Doc, Span
 from spacy.training import biluo_tags_to_spans
 
 OUT, BEGIN, INSIDE, LAST, UNIT = range(5)
 _KINDS = {"O": OUT, "B": BEGIN, "I": INSIDE, "L": LAST, "U": UNIT}
+# A token's ent_iob per tag kind, as spaCy stores it (Token.iob_strings(): "", I, O, B):
+# an entity's first token is B, its others I; a single-token entity is B.
+_IOB = {OUT: 2, BEGIN: 3, INSIDE: 1, LAST: 1, UNIT: 3}
+_ENT_ATTRS = [ENT_IOB, ENT_TYPE, ENT_KB_ID, ENT_ID]
 
 
 class BiluoDecoder:
@@ -39,6 +46,50 @@ class BiluoDecoder:
         starts, ends = bounds
         labels = self.labels
         return [Span(doc, int(s), int(e), label=labels[int(ids[s])]) for s, e in zip(starts, ends)]
+
+    def write_entities(self, docs: Sequence[Doc], paths: Sequence[Sequence[int]]) -> None:
+        """Set every doc's entities from its path (one per doc, of the doc's length),
+        replacing the ones it had (tokens outside every entity become "O"), as
+        `doc.set_ents(self.spans(doc, path), default="outside")` would. The batch's
+        paths are checked in one go; building a Span per entity and validating them
+        per doc cost more than the network on sentence-length docs."""
+        docs = list(docs)
+        ids = [numpy.asarray(path, dtype="int64") for path in paths]
+        lengths = numpy.asarray([len(path) for path in ids], dtype="int64")
+        if not len(docs) or not lengths.sum():
+            for doc in docs:
+                doc.set_ents([], default="outside")
+            return
+        flat = numpy.concatenate(ids)
+        kinds = self.kinds[flat]
+        labels = self.label_ids[flat]
+        bounds = self._bounds(kinds, labels)
+        if bounds is not None:
+            # Well formed over the batch; also no entity may run from one doc into the next.
+            doc_of = numpy.repeat(numpy.arange(len(ids)), lengths)
+            starts, ends = bounds
+            if not numpy.array_equal(doc_of[starts], doc_of[ends - 1]):
+                bounds = None
+        if bounds is None:
+            for doc, path in zip(docs, ids):
+                doc.set_ents(self.spans(doc, path), default="outside")
+            return
+        table = self._entity_table(docs[0])
+        values = table[flat]
+        offsets = numpy.concatenate([[0], numpy.cumsum(lengths)])
+        for doc, start, end in zip(docs, offsets[:-1], offsets[1:]):
+            if end > start:
+                doc.from_array(_ENT_ATTRS, values[start:end])
+
+    def _entity_table(self, doc: Doc) -> numpy.ndarray:
+        """(n_tags, 4) uint64: each tag's ENT_IOB, ENT_TYPE, ENT_KB_ID, ENT_ID values,
+        the label strings added to the vocab's string store."""
+        strings = doc.vocab.strings
+        table = numpy.zeros((len(self.tags), len(_ENT_ATTRS)), dtype="uint64")
+        for i, (kind, label) in enumerate(zip(self.kinds, self.labels)):
+            table[i, 0] = _IOB[int(kind)]
+            table[i, 1] = strings.add(label) if label else 0
+        return table
 
     @staticmethod
     def _bounds(kinds: numpy.ndarray, labels: numpy.ndarray) -> Optional[Tuple[numpy.ndarray, numpy.ndarray]]:

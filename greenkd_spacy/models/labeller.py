@@ -338,14 +338,15 @@ def _head_outputs(model: Model, inputs_outputs: Tuple, is_train: bool):
 
         return float(loss_t.detach()), backprop_loss
     paths, marginals = result
-    tags = [numpy.zeros(len(doc), dtype="int64") for doc in docs]
+    # The chunks run through the docs in order, so the rows' tokens, read row by row,
+    # are the batch's tokens in order: one mask and one split give every doc's tags.
+    lengths = torch.tensor([end - start for _, start, end in chunks], dtype=torch.long)
+    valid = torch.arange(paths.shape[1])[None, :] < lengths[:, None]
+    bounds = numpy.cumsum([len(doc) for doc in docs])[:-1]
+    tags = numpy.split(paths[valid].numpy(), bounds)
     probs = None
     if marginals is not None:
-        probs = [numpy.zeros((len(doc), marginals.shape[2]), dtype="float32") for doc in docs]
-    for row, (d, start, end) in enumerate(chunks):
-        tags[d][start:end] = paths[row, : end - start].numpy()
-        if probs is not None:
-            probs[d][start:end] = marginals[row, : end - start].detach().numpy()
+        probs = numpy.split(marginals[valid].detach().numpy().astype("float32", copy=False), bounds)
 
     def backprop(_: Any) -> ArgsKwargs:  # prediction only
         raise ValueError("(greenkd-spacy) The CRF labeller's predictions cannot be backpropagated; pass targets.")

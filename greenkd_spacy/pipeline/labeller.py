@@ -18,7 +18,7 @@ from spacy.language import Language
 from spacy.pipeline import EntityRecognizer, TrainablePipe
 from spacy.scorer import Scorer
 from spacy.tokens import Doc, Span
-from spacy.training import Example, biluo_tags_to_spans, offsets_to_biluo_tags, validate_examples, validate_get_examples
+from spacy.training import Example, offsets_to_biluo_tags, validate_examples, validate_get_examples
 from spacy.util import registry
 from spacy.vocab import Vocab
 from thinc.api import Config, Model, Optimizer, set_dropout_rate
@@ -251,6 +251,10 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         decoder = self._decoder
         if decoder is None or decoder.tags != self.tags:
             decoder = self._decoder = BiluoDecoder(self.tags)
+        self.write_paths(list(docs), tags, decoder)
+
+    def write_paths(self, docs: List[Doc], tags: Sequence[Sequence[int]], decoder: BiluoDecoder) -> None:
+        """Annotate the docs with their Viterbi paths' spans."""
         for doc, doc_tags in zip(docs, tags):
             self.write_spans(doc, decoder.spans(doc, doc_tags) if len(doc) else [])
 
@@ -501,6 +505,10 @@ class NERLabeller(SequenceLabeller):
 
     def write_spans(self, doc: Doc, spans: List[Span]) -> None:
         doc.set_ents(spans, default="outside")
+
+    def write_paths(self, docs: List[Doc], tags: Sequence[Sequence[int]], decoder: BiluoDecoder) -> None:
+        # Token entity states straight from the tags, a batch at a time (decoding/biluo.py).
+        decoder.write_entities(docs, tags)
 
 
 class ChunkLabeller(SequenceLabeller):

@@ -4,7 +4,7 @@ from typing import List, Tuple
 import numpy
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from torch.nn.utils.rnn import PackedSequence
 
 
 class StackedBiLSTM(nn.Module):
@@ -52,23 +52,33 @@ class StackedBiLSTM(nn.Module):
 
     def _whole(self, flat: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
         """The BiLSTM over each whole sequence."""
-        starts = torch.cumsum(lengths, 0) - lengths
-        # Empty docs contribute no rows to flat and cannot be packed: leave them out.
-        keep = lengths > 0
-        starts, lengths = starts[keep], lengths[keep]
-        # The padded batch is one gather from flat (row N: zeros for the padding), whose
-        # gradient is one scatter-add. torch's pad_sequence copies each sequence into a
-        # slice instead, and the backward of every such copy clones the whole padded
-        # gradient: quadratic in the number of sequences, it was most of a training
-        # step's time.
-        positions = torch.arange(int(lengths.max()))
-        valid = positions[None, :] < lengths[:, None]
-        index = torch.where(valid, starts[:, None] + positions[None, :], flat.shape[0])
-        rows = torch.cat((flat, flat.new_zeros((1, flat.shape[1]))), dim=0)
-        packed = pack_padded_sequence(rows[index], lengths, batch_first=True, enforce_sorted=False)
+        index, batch_sizes = packed_order(lengths)
+        # The packed batch is one gather from flat and the output one gather back,
+        # each with a scatter-add as its gradient. Padding first (torch's
+        # pad_sequence / pack_padded_sequence / pad_packed_sequence) copies the batch
+        # four times more, and pad_sequence's backward clones the whole padded
+        # gradient once per sequence.
+        packed = PackedSequence(flat[index], batch_sizes)
         output, _ = self.lstm(packed)
-        padded, _ = pad_packed_sequence(output, batch_first=True)
-        return padded[valid]
+        inverse = torch.empty_like(index)
+        inverse[index] = torch.arange(index.shape[0])
+        return output.data[inverse]
+
+
+def packed_order(lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Where each row of a PackedSequence comes from in the flat batch (sequences one
+    after another, `lengths` long; empty ones allowed), and the packed batch sizes.
+
+    A PackedSequence holds time step 0 of every sequence, then step 1 of those that
+    have one, and so on, the sequences in order of decreasing length."""
+    starts = torch.cumsum(lengths, 0) - lengths
+    order = torch.argsort(lengths, descending=True, stable=True)
+    order = order[lengths[order] > 0]
+    sorted_lengths, sorted_starts = lengths[order], starts[order]
+    positions = torch.arange(int(sorted_lengths[0]))
+    valid = positions[:, None] < sorted_lengths[None, :]  # (time, sequence)
+    index = (sorted_starts[None, :] + positions[:, None])[valid]
+    return index, valid.sum(dim=1)
 
 
 def overlapping_windows(lengths: List[int], window: int) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -129,21 +129,30 @@ class LinearChainCRF(nn.Module):
 
     @torch.no_grad()
     def viterbi(self, emissions: torch.Tensor, lengths: torch.Tensor) -> List[List[int]]:
-        """Best tag sequence per sequence, as lists of tag indices: by the compiled
-        decoder (decoding/_viterbi.pyx, visiting allowed transitions only) where it is
-        built, else by `viterbi_reference`; the paths are the same."""
+        """Best tag sequence per sequence, as lists of tag indices (`viterbi_padded`)."""
+        padded = self.viterbi_padded(emissions, lengths)
+        return [row[:n] for row, n in zip(padded.tolist(), lengths.tolist())]
+
+    @torch.no_grad()
+    def viterbi_padded(self, emissions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """Best tag sequence per sequence as a (B, T) tensor of tag indices, 0 past each
+        sequence's end: by the compiled decoder (decoding/_viterbi.pyx, visiting allowed
+        transitions only) where it is built, else by `viterbi_reference`; the paths are
+        the same."""
         if _compiled_viterbi is None or emissions.shape[0] == 0:
-            return self.viterbi_reference(emissions, lengths)
+            padded = torch.zeros(emissions.shape[:2], dtype=torch.long)
+            for i, path in enumerate(self.viterbi_reference(emissions, lengths)):
+                padded[i, : len(path)] = torch.tensor(path, dtype=torch.long)
+            return padded
         trans, start, end = (score.detach() for score in self._scores())
         allowed, n_allowed = self._allowed_into()
-        given = lengths.tolist()
         tags = _compiled_viterbi(
             emissions.detach().float().contiguous().numpy(),
             lengths.to(torch.int64).contiguous().numpy(),
             trans.t().contiguous().numpy(), start.contiguous().numpy(), end.contiguous().numpy(),
             allowed, n_allowed,
         )
-        return [row[:n] for row, n in zip(tags.tolist(), given)]
+        return torch.from_numpy(tags)
 
     def _allowed_into(self) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """For each tag, the previous tags a transition into it may come from (by the

@@ -229,11 +229,7 @@ class CRFHead(nn.Module):
         if gold is None and teacher is None:
             if emissions.shape[1] == 0:
                 return torch.zeros((lengths.shape[0], 0), dtype=torch.long), emissions if marginals else None
-            paths = self.crf.viterbi(emissions, safe_lengths)
-            padded = torch.zeros(emissions.shape[:2], dtype=torch.long)
-            for i, path in enumerate(paths):
-                if nonempty[i]:
-                    padded[i, : len(path)] = torch.tensor(path)
+            padded = self.crf.viterbi_padded(emissions, safe_lengths) * nonempty[:, None]
             if not marginals:
                 return padded, None
             return padded, self.crf.marginals(emissions, safe_lengths) * nonempty[:, None, None]
