@@ -17,6 +17,9 @@ ACTION:
              <results stem>_bootstrap.json
   speed      the selected systems of each (data, seed, budget) timed in alternating
              passes (benchmarks/speed_interleaved.py), appended to <results stem>_speed.json
+  profile    every trained system's stage profile on the test set, one after another
+             (`spacy greenkd-profile`, one thread, best of five passes), written beside
+             the results file as profile_{data}_{row}.json
   table      the results file as a Markdown table (benchmarks/render_table.py)
 A run's directory is training/{data}/{system}[-{budget}][-seed{seed}]; its row is named
 {system}-{budget}[-seed{seed}] (no budget: {system}[-seed{seed}]) unless the spec says.
@@ -46,7 +49,7 @@ from benchmarks.spec import PLACEHOLDER, Spec, SpecError, System, budget_text, l
 from greenkd_spacy.atomic import atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
-ACTIONS = ("train", "bench", "all", "bootstrap", "speed", "table")
+ACTIONS = ("train", "bench", "all", "bootstrap", "speed", "profile", "table")
 
 
 @dataclass(frozen=True)
@@ -332,6 +335,20 @@ class Runner:
                     self.results(data).parent.mkdir(parents=True, exist_ok=True)
                     speed_interleaved.main(argv)
 
+    def profile(self, data_names: List[str], systems: List[System]) -> None:
+        for data in data_names:
+            for run in sorted(self.runs(data, systems), key=self.group):
+                if run.system.bench == "none" or not (run.model.is_dir() or self.dry_run):
+                    msg.info(f"{self.label(run)}: not trained or not benched, not profiled")
+                    continue
+                output = self.results(data).parent / f"profile_{data}_{self.row_name(run)}.json"
+                tokens = ["python", "-m", "spacy", "greenkd-profile", str(run.model), self.test_set(data),
+                          "--output", str(output), "--rounds", "5"]
+                print(f"profile {self.label(run)}: {shlex.join(tokens)}", flush=True)
+                if not self.dry_run:
+                    output.parent.mkdir(parents=True, exist_ok=True)
+                    self.execute(f"Profiling {self.label(run)}", tokens)
+
     def table(self, data_names: List[str], baseline: str = "", teacher: str = "", compact: bool = False) -> None:
         from benchmarks.render_table import render
 
@@ -386,6 +403,8 @@ def main(argv: Sequence[str]) -> None:
             runner.bootstrap(data, args.pair)
         if args.action == "speed":
             runner.speed(data, spec.ordered(names, with_needed=False))
+        if args.action == "profile":
+            runner.profile(data, spec.ordered(names, with_needed=False))
         if args.action == "table":
             runner.table(data, args.baseline, args.teacher, args.compact)
     except SpecError as err:

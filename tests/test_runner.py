@@ -161,6 +161,24 @@ def test_bootstrap_pairs_every_seed_and_speed_times_each_group(study, capsys, mo
     assert result["command"] == "python ../../benchmarks/run.py runner spec.yml speed"
 
 
+def test_profile_writes_each_trained_systems_stage_profile_beside_the_results(study, capsys):
+    blank = "python -c 'import os, spacy, sys; os.makedirs(sys.argv[1]); spacy.blank(\"en\").to_disk(sys.argv[1] + \"/model-best\")' {output}"
+    write_spec(study, {"ours": {"run": blank}, "never": {"run": blank}})
+    import spacy
+    from spacy.tokens import DocBin
+
+    nlp = spacy.blank("en")
+    DocBin(docs=[nlp("John lives in Paris ."), nlp("Mary works .")]).to_disk(study / "ta-test.spacy")
+    runner(["spec.yml", "train", "--systems", "ours"])
+    runner(["spec.yml", "profile"])
+    out = capsys.readouterr().out
+    assert "profile ta/ours-10: python -m spacy greenkd-profile training/ta/ours-10/model-best ta-test.spacy" in out
+    assert "ta/never-10: not trained" in out
+    profile = srsly.read_json(study / "results/profile_ta_ours-10.json")
+    assert profile["words"] > 0 and profile["words_per_second"] > 0
+    assert not (study / "results/profile_ta_never-10.json").exists()
+
+
 @pytest.mark.parametrize(
     "change,key,problem",
     [
