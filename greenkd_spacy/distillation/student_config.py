@@ -192,23 +192,14 @@ def _encoder(size: Dict, vectors: bool) -> List[str]:
     return [
         "",
         "# The shared encoder every student component listens to: spaCy's CNN over hashed",
-        "# NORM / PREFIX / SUFFIX / SHAPE and character n-gram embeddings, then one BiLSTM",
-        "# for sentence-wide context. One LSTM for all components: on CPU its backward pass",
-        "# is the dearest part of a training step, so a second one per head would double it.",
+        "# NORM / PREFIX / SUFFIX / SHAPE and character n-gram embeddings.",
         "[components.tok2vec]",
         'factory = "tok2vec"',
         "",
         "[components.tok2vec.model]",
-        '@architectures = "greenkd.BiLSTMContext.v1"',
-        f"hidden_width = {size['lstm']}",
-        "depth = 1",
-        "dropout = 0.33",
-        f"window = {LSTM_WINDOW}",
-        "",
-        "[components.tok2vec.model.tok2vec]",
         '@architectures = "spacy.Tok2Vec.v2"',
         "",
-        "[components.tok2vec.model.tok2vec.embed]",
+        "[components.tok2vec.model.embed]",
         '@architectures = "greenkd.SubwordHashEmbed.v1"',
         f"width = {size['width']}",
         'attrs = ["NORM", "PREFIX", "SUFFIX", "SHAPE"]',
@@ -219,7 +210,7 @@ def _encoder(size: Dict, vectors: bool) -> List[str]:
         "max_n = 5",
         f"word_dropout = {0.0 if vectors else 0.2}",
         "",
-        "[components.tok2vec.model.tok2vec.encode]",
+        "[components.tok2vec.model.encode]",
         '@architectures = "spacy.MaxoutWindowEncoder.v2"',
         f"width = {size['width']}",
         f"depth = {size['depth']}",
@@ -228,15 +219,22 @@ def _encoder(size: Dict, vectors: bool) -> List[str]:
     ]
 
 
-def _listener(section: str, size: Dict) -> List[str]:
+def _listener(section: str) -> List[str]:
     return [
         "",
         f"[{section}]",
         '@architectures = "spacy.Tok2VecListener.v1"',
-        "# The shared encoder's output: both LSTM directions, 2 x its hidden_width.",
-        f"width = {2 * size['lstm']}",
+        "width = ${components.tok2vec.model.encode.width}",
         'upstream = "tok2vec"',
     ]
+
+
+def _bilstm_context(section: str, size: Dict) -> List[str]:
+    """A component's own BiLSTM over a listener of the shared encoder."""
+    return [
+        "", f"[{section}]", '@architectures = "greenkd.BiLSTMContext.v1"',
+        f"hidden_width = {size['lstm']}", "depth = 1", "dropout = 0.33", f"window = {LSTM_WINDOW}",
+    ] + _listener(f"{section}.tok2vec")
 
 
 def _component(c: StudentComponent, size: Dict) -> List[str]:
@@ -244,26 +242,26 @@ def _component(c: StudentComponent, size: Dict) -> List[str]:
     lines = ["", f"[{block}]", f'factory = "{c.factory}"']
     if c.factory in ("tagger", "morphologizer", "senter", "trainable_lemmatizer"):
         lines += ["", f"[{block}.model]", '@architectures = "spacy.Tagger.v2"', "nO = null", "normalize = false"]
-        lines += _listener(f"{block}.model.tok2vec", size)
+        lines += _listener(f"{block}.model.tok2vec")
     elif c.factory == "greenkd_ner":
-        # The CRF's forward algorithm also steps through time: chunks of a window.
+        # A BiLSTM of its own over the shared encoder: the CNN's window of four tokens a
+        # side is too narrow for entity boundaries (see docs/distillation.md).
         lines += [
-            "", f"[{block}.model]", '@architectures = "greenkd.CRFLabeller.v1"', "dropout = 0.2",
-            f"max_length = {LSTM_WINDOW}",
+            "", f"[{block}.model]", '@architectures = "greenkd.CRFLabeller.v1"', "dropout = 0.2", "max_length = 256",
         ]
-        lines += _listener(f"{block}.model.tok2vec", size)
+        lines += _bilstm_context(f"{block}.model.tok2vec", size)
     elif c.factory == "greenkd_parser":
         lines += [
             "", f"[{block}.model]", '@architectures = "greenkd.BiaffineParser.v1"',
             f"arc_mlp_size = {size['arc']}", f"label_mlp_size = {size['label']}", "mlp_dropout = 0.33",
         ]
-        lines += _listener(f"{block}.model.tok2vec", size)
+        lines += _bilstm_context(f"{block}.model.tok2vec", size)
     elif c.factory == "spancat":
         lines += [
             "", f"[{block}.model]", '@architectures = "spacy.SpanCategorizer.v1"',
             "", f"[{block}.model.reducer]", '@layers = "spacy.mean_max_reducer.v1"', "hidden_size = 128",
             "", f"[{block}.model.scorer]", '@layers = "spacy.LinearLogistic.v1"', "nO = null", "nI = null",
         ]
-        lines += _listener(f"{block}.model.tok2vec", size)
+        lines += _listener(f"{block}.model.tok2vec")
     # greenkd_chunker / greenkd_textcat: their factory's default model.
     return lines
