@@ -62,8 +62,9 @@ def decoding_clock(pipe: Any) -> Iterator[Clock]:
                         patched.append((sub, "decoder", sub.decoder))
                         sub.decoder = clock.wrap(sub.decoder)
                     elif isinstance(sub, LinearChainCRF):
-                        patched.append((sub, "viterbi", None))
-                        sub.viterbi = clock.wrap(sub.viterbi)
+                        # viterbi() reads viterbi_padded() too: one clock covers both.
+                        patched.append((sub, "viterbi_padded", None))
+                        sub.viterbi_padded = clock.wrap(sub.viterbi_padded)
     try:
         yield clock
     finally:
