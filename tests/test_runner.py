@@ -161,15 +161,26 @@ def test_bootstrap_pairs_every_seed_and_speed_times_each_group(study, capsys, mo
     assert result["command"] == "python ../../benchmarks/run.py runner spec.yml speed"
 
 
-def test_profile_writes_each_trained_systems_stage_profile_beside_the_results(study, capsys):
-    blank = "python -c 'import os, spacy, sys; os.makedirs(sys.argv[1]); spacy.blank(\"en\").to_disk(sys.argv[1] + \"/model-best\")' {output}"
-    write_spec(study, {"ours": {"run": blank}, "never": {"run": blank}})
+def test_profile_writes_each_trained_systems_stage_profile_beside_the_results(study, capsys, monkeypatch):
+    write_spec(study, {"ours": {"run": TRAIN + " {output}"}, "never": {"run": TRAIN + " {output}"}})
     import spacy
     from spacy.tokens import DocBin
+    from typer.testing import CliRunner
+
+    from benchmarks.runner import Runner
+    from greenkd_spacy.cli import app
 
     nlp = spacy.blank("en")
     DocBin(docs=[nlp("John lives in Paris ."), nlp("Mary works .")]).to_disk(study / "ta-test.spacy")
-    runner(["spec.yml", "train", "--systems", "ours"])
+    (study / "training/ta/ours-10").mkdir(parents=True)
+    nlp.to_disk(study / "training/ta/ours-10/model-best")  # "ours" trained, "never" not
+
+    def in_process(self, what, tokens):  # the command the runner would start, run here
+        assert tokens[:4] == ["python", "-m", "spacy", "greenkd-profile"]
+        result = CliRunner().invoke(app, ["profile", *tokens[4:], "--min-words", "50"])
+        assert result.exit_code == 0, result.output
+
+    monkeypatch.setattr(Runner, "execute", in_process)
     runner(["spec.yml", "profile"])
     out = capsys.readouterr().out
     assert "profile ta/ours-10: python -m spacy greenkd-profile training/ta/ours-10/model-best ta-test.spacy" in out
