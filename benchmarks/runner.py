@@ -252,16 +252,23 @@ class Runner:
                              "first evaluation. Give it a larger budget (--budgets) or evaluate more often "
                              "(eval_frequency), then run the runner again.", exits=1)
 
+    def measured_runs(self, data: str, systems: List[System]) -> List[Run]:
+        """The runs of `data` that bench and profile measure, in row order: trained to
+        the end, and not a stage others go on from; each other run is named and skipped."""
+        measured = []
+        for run in sorted(self.runs(data, systems), key=self.group):
+            if run.system.bench == "none":
+                msg.info(f"{self.label(run)}: a stage other systems go on from (bench: none), not benched")
+            elif not run.model.is_dir() or (run.cost.is_file() and not finished(run)):
+                msg.info(f"{self.label(run)}: not trained ({run.model}), skipped")
+            else:
+                measured.append(run)
+        return measured
+
     def bench(self, data_names: List[str], systems: List[System]) -> None:
         for data in data_names:
             results = self.results(data)
-            for run in sorted(self.runs(data, systems), key=self.group):
-                if run.system.bench == "none":
-                    msg.info(f"{self.label(run)}: a stage other systems go on from (bench: none), not benched")
-                    continue
-                if not run.model.is_dir() or (run.cost.is_file() and not finished(run)):
-                    msg.info(f"{self.label(run)}: not trained ({run.model}), skipped")
-                    continue
+            for run in self.measured_runs(data, systems):
                 template = run.system.bench or self.spec.bench
                 if not template:
                     raise self.spec.error(f"systems.{run.system.name}.bench", "no bench command (set bench: at the top or for the system)")
@@ -337,10 +344,7 @@ class Runner:
 
     def profile(self, data_names: List[str], systems: List[System]) -> None:
         for data in data_names:
-            for run in sorted(self.runs(data, systems), key=self.group):
-                if run.system.bench == "none" or not (run.model.is_dir() or self.dry_run):
-                    msg.info(f"{self.label(run)}: not trained or not benched, not profiled")
-                    continue
+            for run in self.measured_runs(data, systems):
                 output = self.results(data).parent / f"profile_{data}_{self.row_name(run)}.json"
                 tokens = ["python", "-m", "spacy", "greenkd-profile", str(run.model), self.test_set(data),
                           "--output", str(output), "--rounds", "5"]

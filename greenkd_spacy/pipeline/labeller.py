@@ -503,11 +503,9 @@ class NERLabeller(SequenceLabeller):
             return None
         return list(doc.ents)
 
-    def write_spans(self, doc: Doc, spans: List[Span]) -> None:
-        doc.set_ents(spans, default="outside")
-
     def write_paths(self, docs: List[Doc], tags: Sequence[Sequence[int]], decoder: BiluoDecoder) -> None:
-        # Token entity states straight from the tags, a batch at a time (decoding/biluo.py).
+        # Token entity states straight from the tags, a batch at a time, replacing the
+        # docs' entities (decoding/biluo.py); no Span per entity is made.
         decoder.write_entities(docs, tags)
 
 

@@ -13,12 +13,13 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import List
+from typing import List, Tuple
 
 BREAKS = re.compile(r"<br\s*/?>", re.IGNORECASE)
 
 
-def texts_of(path: str, budget: int) -> List[str]:
+def texts_of(path: str, budget: int) -> Tuple[List[str], int]:
+    """The source's texts in file order up to `budget` words (0: all), and their words."""
     texts, words = [], 0
     with gzip.open(path, "rt", encoding="utf8") as lines:
         for line in lines:
@@ -30,7 +31,7 @@ def texts_of(path: str, budget: int) -> List[str]:
             words += len(text.split())
             if budget and words >= budget:
                 break
-    return texts
+    return texts, words
 
 
 def main() -> None:
@@ -44,8 +45,8 @@ def main() -> None:
         path, _, budget = spec.rpartition(":")
         if not path or not budget.isdigit():
             raise SystemExit(f"{spec}: give SOURCE:WORDS, e.g. unlabeled/abc_news.txt.gz:0")
-        part = texts_of(path, int(budget))
-        print(f"{path}: {len(part):,} texts, {sum(len(t.split()) for t in part):,} words")
+        part, words = texts_of(path, int(budget))
+        print(f"{path}: {len(part):,} texts, {words:,} words")
         texts += part
     random.Random(args.seed).shuffle(texts)
     Path(args.output).parent.mkdir(parents=True, exist_ok=True)
