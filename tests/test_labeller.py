@@ -299,3 +299,34 @@ def test_factory_default_is_the_shipped_cpu_first_model(factory, config):
     annotation = {"entities": [(0, 5, "ORG")]} if factory == "greenkd_ner" else {"spans": {"chunks": [(0, 5, "NP")]}}
     nlp.initialize(lambda: [Example.from_dict(gold, annotation)])
     assert len(nlp("Apple sold shares in London .")) == 6
+
+
+def test_summed_loss_is_the_mean_times_the_sequences():
+    """normalize_loss=False (a labeller listening to an encoder spaCy's tagger also
+    trains) sums the CRF loss over the sequences where the default averages it: the
+    same gradient direction, n times the size."""
+    torch.manual_seed(0)
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe("greenkd_ner", config={**copy.deepcopy(TINY), "normalize_loss": False})
+    assert pipe.cfg["normalize_loss"] is False
+    examples = ner_examples(nlp)
+    nlp.initialize(lambda: examples)
+    docs = [eg.predicted for eg in examples]
+    gold, has_gold = pipe._gold_tags(examples)
+    targets = {"gold": gold, "has_gold": has_gold, "gold_weight": 1.0}
+    head = next(shim._model for node in pipe.model.walk() for shim in node.shims)
+
+    def loss_and_grads():
+        for param in head.parameters():
+            param.grad = None
+        loss = pipe._step(docs, targets, drop=0.0, sgd=None)
+        return loss, [param.grad.clone() for param in head.parameters() if param.grad is not None]
+
+    total, grads_sum = loss_and_grads()
+    pipe.cfg["normalize_loss"] = True
+    mean, grads_mean = loss_and_grads()
+    n = len(docs)
+    assert mean > 0 and total == pytest.approx(mean * n, rel=1e-4)
+    assert grads_sum and len(grads_sum) == len(grads_mean)
+    for g_sum, g_mean in zip(grads_sum, grads_mean):
+        torch.testing.assert_close(g_sum, g_mean * n, rtol=1e-4, atol=1e-6)

@@ -240,6 +240,10 @@ def _bilstm_context(section: str, size: Dict) -> List[str]:
 def _component(c: StudentComponent, size: Dict) -> List[str]:
     block = f"components.{c.name}"
     lines = ["", f"[{block}]", f'factory = "{c.factory}"']
+    if c.factory in ("greenkd_parser", "greenkd_ner"):
+        # Summed over the batch, as spaCy's tagger and senter sum theirs: averaged, this
+        # component's gradient into the shared encoder is drowned by theirs.
+        lines.append("normalize_loss = false")
     if c.factory in ("tagger", "morphologizer", "senter", "trainable_lemmatizer"):
         lines += ["", f"[{block}.model]", '@architectures = "spacy.Tagger.v2"', "nO = null", "normalize = false"]
         lines += _listener(f"{block}.model.tok2vec")

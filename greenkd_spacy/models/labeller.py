@@ -282,7 +282,7 @@ def _head_inputs(model: Model, X: Tuple, is_train: bool):
     lengths = torch.tensor([end - start for _, start, end in chunks], dtype=torch.long)
     kwargs: Dict[str, Any] = {}
     if is_training_target(targets):
-        kwargs = {k: v for k, v in targets.items() if k in ("temperature", "gold_weight")}
+        kwargs = {k: v for k, v in targets.items() if k in ("temperature", "gold_weight", "normalize")}
         if targets.get("gold") is not None:
             gold, rows = pad_chunk_targets(docs, chunks, targets["gold"], targets["has_gold"])
             kwargs["gold"], kwargs["gold_rows"] = gold, rows

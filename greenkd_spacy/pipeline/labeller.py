@@ -120,12 +120,14 @@ def make_layer_selection(lambda0: float = 0.05, target_layers: int = 4, gate_lr:
         "lm_lambda0": 0.0,
         "lm_target_layers": 0,
         "lm_gate_lr": 0.05,
+        "normalize_loss": True,
         "scorer": {"@scorers": "spacy.ner_scorer.v1"},
     },
     default_score_weights={"ents_f": 1.0, "ents_p": 0.0, "ents_r": 0.0, "ents_per_type": None},
 )
 def make_ner(
-    nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, lm_gate_lr: float, scorer: Optional[Callable]
+    nlp: Language, name: str, model: Model, lm_lambda0: float, lm_target_layers: int, lm_gate_lr: float,
+    normalize_loss: bool, scorer: Optional[Callable],
 ) -> "NERLabeller":
     """A named-entity recognizer: a CRF over a BiLSTM encoder (LD-Net's, with a
     character LSTM and an optional pruned LM, in the paper's configs), writing doc.ents.
@@ -139,9 +141,14 @@ def make_ner(
     lm_target_layers (int): lambda_1, how many LM layers (both directions together)
         may stay before the L1 part of R3 switches off.
     lm_gate_lr (float): Learning rate of the gates' SGD with momentum (0.9).
+    normalize_loss (bool): Average the CRF loss (gold or the teacher's entities) over
+        the batch's sequences; false sums it, the scale of spaCy's own tagger, parser and
+        ner losses. Sum it when the labeller listens to an encoder those components
+        also train: averaged, its gradient into the shared layers is drowned by theirs.
     """
     return NERLabeller(
-        nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, lm_gate_lr=lm_gate_lr, scorer=scorer
+        nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, lm_gate_lr=lm_gate_lr,
+        normalize_loss=normalize_loss, scorer=scorer,
     )
 
 
@@ -154,6 +161,7 @@ def make_ner(
         "lm_lambda0": 0.0,
         "lm_target_layers": 0,
         "lm_gate_lr": 0.05,
+        "normalize_loss": True,
         "scorer": {"@scorers": "greenkd.spans_scorer.v1", "spans_key": "chunks"},
     },
     default_score_weights={"spans_chunks_f": 1.0, "spans_chunks_p": 0.0, "spans_chunks_r": 0.0, "spans_chunks_per_type": None},
@@ -166,14 +174,16 @@ def make_chunker(
     lm_lambda0: float,
     lm_target_layers: int,
     lm_gate_lr: float,
+    normalize_loss: bool,
     scorer: Optional[Callable],
 ) -> "ChunkLabeller":
     """A chunker (e.g. CoNLL-2000 NP/VP/PP chunks): the same labeller, writing
     doc.spans[spans_key]. Set the scorer's spans_key to the same key (and the score
-    weights' names, spans_KEY_f) when you change it."""
+    weights' names, spans_KEY_f) when you change it. The other settings are
+    greenkd_ner's."""
     return ChunkLabeller(
         nlp.vocab, model, name, spans_key=spans_key, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers,
-        lm_gate_lr=lm_gate_lr, scorer=scorer,
+        lm_gate_lr=lm_gate_lr, normalize_loss=normalize_loss, scorer=scorer,
     )
 
 
@@ -186,7 +196,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def __init__(
         self, vocab: Vocab, model: Model, name: str, *, lm_lambda0: float = 0.0, lm_target_layers: int = 0,
-        lm_gate_lr: float = 0.05, scorer=None, **cfg,
+        lm_gate_lr: float = 0.05, normalize_loss: bool = True, scorer=None, **cfg,
     ):
         self.vocab = vocab
         self.model = model
@@ -194,7 +204,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self.scorer = scorer
         self.cfg: Dict[str, Any] = {
             "labels": [], "lm_lambda0": lm_lambda0, "lm_target_layers": lm_target_layers,
-            "lm_gate_lr": lm_gate_lr, "lm_config": None, "encoder_width": None, **cfg,
+            "lm_gate_lr": lm_gate_lr, "normalize_loss": normalize_loss, "lm_config": None, "encoder_width": None,
+            **cfg,
         }
 
     # ------------------------------------------------------------------ labels
@@ -299,6 +310,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
 
     def _step(self, docs: List[Doc], targets: Dict[str, Any], drop: float, sgd: Optional[Optimizer]) -> float:
         set_dropout_rate(self.model, drop)
+        # Pipelines saved before the setting existed averaged their loss.
+        targets = {**targets, "normalize": bool(self.cfg.get("normalize_loss", True))}
         encoder = self._ldnet_module()
         if encoder is not None:
             encoder.train_gates(self._selecting_layers)

@@ -211,6 +211,7 @@ class CRFHead(nn.Module):
         gold_weight: float = 1.0,
         marginals: bool = False,
         gold_row_weights: Optional[torch.Tensor] = None,
+        normalize: bool = True,
     ):
         """Without targets: (best paths (B, T), marginals (B, T, C) if asked for, else
         None). With gold tags
@@ -219,6 +220,8 @@ class CRFHead(nn.Module):
         gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold;
             gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
             (None: 1 each).
+        normalize: the gold term is the mean of the sequences' NLL (True) or their sum
+            (False: the scale of spaCy's own components' losses, for a shared encoder).
         teacher: (B, T, C) teacher marginals; the loss adds T^2 KL(teacher_T || student_T)
             per token (marginals tempered as p^(1/T), renormalised), mean over tokens:
             the distillation contract's KL, on the log-marginals.
@@ -239,7 +242,7 @@ class CRFHead(nn.Module):
             nll = self.crf.nll(emissions[rows], gold[rows], lengths[rows])
             if gold_row_weights is not None:
                 nll = nll * gold_row_weights[rows]
-            loss = loss + gold_weight * nll.mean()
+            loss = loss + gold_weight * (nll.mean() if normalize else nll.sum())
         if teacher is not None and bool(nonempty.any()):
             rows = nonempty
             student = self.crf.marginals(emissions[rows], lengths[rows], create_graph=True)
