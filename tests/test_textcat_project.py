@@ -14,6 +14,7 @@ from benchmarks.spec import SpecError, load_spec
 
 from .test_runner import TRAIN, logged, study, write_spec  # noqa: F401  (the fixture)
 from .test_textcat_study import write_corpus
+from .util import blank_textcat, copying_run
 
 ROOT = Path(__file__).parent.parent
 PROJECT = ROOT / "projects" / "textcat"
@@ -85,9 +86,7 @@ def write_cats(path: Path, items) -> None:
 def test_the_seeds_summary_reads_the_runners_models(study):
     from benchmarks import textcat_seeds
 
-    make = ("python -c 'import os, spacy, sys; nlp = spacy.blank(\"en\"); textcat = nlp.add_pipe(\"textcat\"); "
-            "textcat.add_label(\"pos\"); textcat.add_label(\"neg\"); nlp.initialize(); os.makedirs(sys.argv[1]); "
-            "nlp.to_disk(sys.argv[1] + \"/model-best\")' {output}")
+    make = copying_run(blank_textcat(), study)
     write_spec(study, {"bow": {"run": make, "budget": "none"}, "linear": {"run": make, "budget": "none"}}, seeds=[0, 1])
     spec = srsly.read_yaml(study / "spec.yml")
     spec["data"]["ta"]["test_split"] = "ta-split.spacy"

@@ -1,5 +1,6 @@
 """Tiny in-memory treebank for component tests."""
 import copy
+import shlex
 from pathlib import Path
 from typing import List
 
@@ -128,3 +129,25 @@ def save_teacher(nlp: Language, examples: List[Example], path: Path, steps: int 
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
+
+
+def copying_run(nlp: Language, path: Path) -> str:
+    """A study system's `run` command that "trains" by copying nlp, saved once under
+    path, to {output}/model-best: the runner's plumbing without a spaCy import (seconds
+    on a busy machine) per run."""
+    template = path / "_trained_model"
+    if not template.exists():
+        template.mkdir(parents=True)
+        nlp.to_disk(template / "model-best")
+    copy = "import shutil, sys; shutil.copytree(sys.argv[1], sys.argv[2])"
+    return f"python -c {shlex.quote(copy)} {shlex.quote(str(template))} {{output}}"
+
+
+def blank_textcat() -> Language:
+    """A blank English pipeline with an initialized two-label textcat (pos / neg)."""
+    nlp = spacy.blank("en")
+    textcat = nlp.add_pipe("textcat")
+    textcat.add_label("pos")
+    textcat.add_label("neg")
+    nlp.initialize()
+    return nlp
