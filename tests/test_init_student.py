@@ -123,6 +123,10 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     text = (tmp_path / "student.cfg").read_text(encoding="utf8")
     assert "# Teacher component test_unlearnable (test_unlearnable): dropped" in text
     debug_config(tmp_path / "student.cfg")  # spaCy's own check; raises SystemExit on an error
+    # Both greenkd heads sum their losses, as the spaCy components beside them on the
+    # shared encoder do.
+    written = load_config(tmp_path / "student.cfg", interpolate=False)["components"]
+    assert written["parser"]["normalize_loss"] is False and written["ner"]["normalize_loss"] is False
     overrides = {
         "paths.text": str(teacher_path / "text.txt"), "distillation.heldout": 2, "distillation.max_steps": 20,
         "distillation.eval_frequency": 10, "distillation.batcher.size": 50, "distillation.cache_dir": str(tmp_path / "cache"),
