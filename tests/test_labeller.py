@@ -303,8 +303,9 @@ def test_factory_default_is_the_shipped_cpu_first_model(factory, config):
 
 def test_summed_loss_is_the_mean_times_the_sequences():
     """normalize_loss=False (a labeller listening to an encoder spaCy's tagger also
-    trains) sums the CRF loss over the sequences where the default averages it: the
-    same gradient direction, n times the size."""
+    trains) sums the CRF loss over the sequences and the KL on a teacher's marginals
+    over the tokens, where the default averages them: the same gradient direction, n
+    times the size."""
     torch.manual_seed(0)
     nlp = spacy.blank("en")
     pipe = nlp.add_pipe("greenkd_ner", config={**copy.deepcopy(TINY), "normalize_loss": False})
@@ -322,11 +323,19 @@ def test_summed_loss_is_the_mean_times_the_sequences():
         loss = pipe._step(docs, targets, drop=0.0, sgd=None)
         return loss, [param.grad.clone() for param in head.parameters() if param.grad is not None]
 
-    total, grads_sum = loss_and_grads()
-    pipe.cfg["normalize_loss"] = True
-    mean, grads_mean = loss_and_grads()
-    n = len(docs)
-    assert mean > 0 and total == pytest.approx(mean * n, rel=1e-4)
-    assert grads_sum and len(grads_sum) == len(grads_mean)
-    for g_sum, g_mean in zip(grads_sum, grads_mean):
-        torch.testing.assert_close(g_sum, g_mean * n, rtol=1e-4, atol=1e-6)
+    def check(n):
+        pipe.cfg["normalize_loss"] = False
+        total, grads_sum = loss_and_grads()
+        pipe.cfg["normalize_loss"] = True
+        mean, grads_mean = loss_and_grads()
+        assert mean > 0 and total == pytest.approx(mean * n, rel=1e-4)
+        assert grads_sum and len(grads_sum) == len(grads_mean)
+        for g_sum, g_mean in zip(grads_sum, grads_mean):
+            torch.testing.assert_close(g_sum, g_mean * n, rtol=1e-4, atol=1e-6)
+
+    check(len(docs))  # the CRF loss: n sequences
+    # A teacher's marginals (here: random ones), no gold: the KL, n tokens.
+    rng = numpy.random.default_rng(0)
+    teacher = [rng.dirichlet(numpy.ones(len(pipe.tags)), len(doc)).astype("float32") for doc in docs]
+    targets = {"teacher": teacher, "temperature": 1.0, "gold_weight": 0.0}
+    check(sum(len(doc) for doc in docs))

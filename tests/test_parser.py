@@ -319,7 +319,8 @@ def test_default_model_is_the_small_cpu_first_one():
 
 def test_summed_loss_is_the_mean_times_the_scored_tokens():
     """normalize_loss=False (for a tok2vec shared with spaCy's components) sums the loss
-    and gradient where the default averages them: same direction, n times the size."""
+    and gradient, on gold and on a teacher's distributions, where the default averages
+    them: same direction, n times the size."""
     from greenkd_spacy.types import ParserInput
 
     nlp = new_parser(normalize_loss=False)
@@ -336,6 +337,21 @@ def test_summed_loss_is_the_mean_times_the_scored_tokens():
     assert n > 0 and total == pytest.approx(mean * n, rel=1e-4)
     numpy.testing.assert_allclose(d_arc_sum, d_arc_mean * n, rtol=1e-4, atol=1e-6)
     numpy.testing.assert_allclose(d_label_sum, d_label_mean * n, rtol=1e-4, atol=1e-6)
+    # The KL on a teacher's distributions (here: random ones) scales the same way.
+    from greenkd_spacy.types import ParserTargets
+
+    rng = numpy.random.default_rng(0)
+    teacher = ParserTargets(
+        numpy.log(rng.dirichlet(numpy.ones(scores.arc_logits.shape[-1]), scores.arc_logits.shape[:2])),
+        numpy.log(rng.dirichlet(numpy.ones(scores.label_logits.shape[-1]), scores.label_logits.shape[:2])),
+        gold[0],
+    )
+    kl_mean, (k_arc_mean, _) = parser.get_teacher_student_loss(teacher, scores)
+    parser.cfg["normalize_loss"] = False
+    kl_sum, (k_arc_sum, _) = parser.get_teacher_student_loss(teacher, scores)
+    tokens = int(sum(scores.lengths))
+    assert kl_mean > 0 and kl_sum == pytest.approx(kl_mean * tokens, rel=1e-4)
+    numpy.testing.assert_allclose(k_arc_sum, k_arc_mean * tokens, rtol=1e-4, atol=1e-6)
 
 
 def test_shape_embedding_widens_the_encoder_input():

@@ -141,9 +141,9 @@ def make_ner(
     lm_target_layers (int): lambda_1, how many LM layers (both directions together)
         may stay before the L1 part of R3 switches off.
     lm_gate_lr (float): Learning rate of the gates' SGD with momentum (0.9).
-    normalize_loss (bool): Average the CRF loss (gold or the teacher's entities) over
-        the batch's sequences; false sums it, the scale of spaCy's own tagger, parser and
-        ner losses. Sum it when the labeller listens to an encoder those components
+    normalize_loss (bool): Average the loss over the batch: the CRF loss (gold or the
+        teacher's entities) over its sequences, the KL on a teacher's marginals over its
+        tokens; false sums them, the scale of spaCy's own tagger, parser and ner losses. Sum it when the labeller listens to an encoder those components
         also train: averaged, its gradient into the shared layers is drowned by theirs.
     """
     return NERLabeller(

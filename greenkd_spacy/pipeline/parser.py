@@ -108,8 +108,9 @@ def make_parser(
 
     model (Model[ParserInput, ParserScores]): The biaffine model over an encoder.
     max_sentence_length (int): Longer sentences are parsed in chunks of this many tokens.
-    normalize_loss (bool): Average the gold loss and its gradient over the batch's
-        tokens (the paper's setting). False sums them, as spaCy's tagger and parser do:
+    normalize_loss (bool): Average the loss (gold, the teacher's trees or its
+        distributions) and its gradient over the batch's tokens (the paper's setting).
+        False sums them, as spaCy's tagger and parser do:
         set it when the encoder is a tok2vec shared with spaCy components through
         listeners, or their per-token gradients outweigh the parser's ~1,000 to 1.
     scorer (Optional[Callable]): The scoring method; spaCy's parser scorer by default.
@@ -476,7 +477,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
     def get_teacher_student_loss(
         self, teacher_scores: ParserTargets, student_scores: ParserScores
     ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
-        """KL(teacher || student) on head and on label distributions at temperature T.
+        """KL(teacher || student) on head and on label distributions at temperature T,
+        averaged over the tokens, or summed with normalize_loss = false.
 
         RETURNS (Tuple[float, Tuple[Floats3d, Floats3d]]): The loss and its gradient
             with respect to the student's arc and label logits.
@@ -490,7 +492,8 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         label_loss, d_label = kl_divergence(
             teacher_scores.label_logprobs, student_scores.label_logits, mask, self.temperature
         )
-        return arc_loss + label_loss, (d_arc, d_label)
+        scale = 1.0 if self.cfg.get("normalize_loss", True) else float(mask.sum())
+        return (arc_loss + label_loss) * scale, (d_arc * scale, d_label * scale)
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         """A greenkd_parser teaches head and label distributions (soft targets); spaCy's

@@ -220,8 +220,9 @@ class CRFHead(nn.Module):
         gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold;
             gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
             (None: 1 each).
-        normalize: the gold term is the mean of the sequences' NLL (True) or their sum
-            (False: the scale of spaCy's own components' losses, for a shared encoder).
+        normalize: the gold term is the mean of the sequences' NLL and the KL the mean
+            over tokens (True), or each is the sum (False: the scale of spaCy's own
+            components' losses, for a shared encoder).
         teacher: (B, T, C) teacher marginals; the loss adds T^2 KL(teacher_T || student_T)
             per token (marginals tempered as p^(1/T), renormalised), mean over tokens:
             the distillation contract's KL, on the log-marginals.
@@ -251,5 +252,6 @@ class CRFHead(nn.Module):
             # log-probabilities, and the marginals' gradient flows through the logs.
             teacher_logprobs = torch.log(teacher[rows].clamp(min=1e-8))
             student_logprobs = torch.log(student.clamp(min=1e-8))
-            loss = loss + kl_divergence_torch(teacher_logprobs, student_logprobs, mask, temperature)
+            kl = kl_divergence_torch(teacher_logprobs, student_logprobs, mask, temperature)
+            loss = loss + (kl if normalize else kl * mask.sum())
         return loss
