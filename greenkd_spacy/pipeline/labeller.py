@@ -143,8 +143,9 @@ def make_ner(
     lm_gate_lr (float): Learning rate of the gates' SGD with momentum (0.9).
     normalize_loss (bool): Average the loss over the batch: the CRF loss (gold or the
         teacher's entities) over its sequences, the KL on a teacher's marginals over its
-        tokens; false sums them, the scale of spaCy's own tagger, parser and ner losses. Sum it when the labeller listens to an encoder those components
-        also train: averaged, its gradient into the shared layers is drowned by theirs.
+        tokens; false sums them, the scale of spaCy's own tagger, parser and ner losses.
+        Sum them when the labeller listens to an encoder those components also train:
+        averaged, its gradient into the shared layers is drowned by theirs.
     """
     return NERLabeller(
         nlp.vocab, model, name, lm_lambda0=lm_lambda0, lm_target_layers=lm_target_layers, lm_gate_lr=lm_gate_lr,

@@ -215,7 +215,7 @@ class CRFHead(nn.Module):
     ):
         """Without targets: (best paths (B, T), marginals (B, T, C) if asked for, else
         None). With gold tags
-        and/or teacher marginals: the training loss (mean over sequences), as a scalar.
+        and/or teacher marginals: the training loss (see normalize), as a scalar.
 
         gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold;
             gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
