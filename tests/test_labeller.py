@@ -314,28 +314,26 @@ def test_summed_loss_is_the_mean_times_the_sequences():
     nlp.initialize(lambda: examples)
     docs = [eg.predicted for eg in examples]
     gold, has_gold = pipe._gold_tags(examples)
-    targets = {"gold": gold, "has_gold": has_gold, "gold_weight": 1.0}
     head = next(shim._model for node in pipe.model.walk() for shim in node.shims)
 
-    def loss_and_grads():
+    def loss_and_grads(targets):
         for param in head.parameters():
             param.grad = None
         loss = pipe._step(docs, targets, drop=0.0, sgd=None)
         return loss, [param.grad.clone() for param in head.parameters() if param.grad is not None]
 
-    def check(n):
+    def check(targets, n):
         pipe.cfg["normalize_loss"] = False
-        total, grads_sum = loss_and_grads()
+        total, grads_sum = loss_and_grads(targets)
         pipe.cfg["normalize_loss"] = True
-        mean, grads_mean = loss_and_grads()
+        mean, grads_mean = loss_and_grads(targets)
         assert mean > 0 and total == pytest.approx(mean * n, rel=1e-4)
         assert grads_sum and len(grads_sum) == len(grads_mean)
         for g_sum, g_mean in zip(grads_sum, grads_mean):
             torch.testing.assert_close(g_sum, g_mean * n, rtol=1e-4, atol=1e-6)
 
-    check(len(docs))  # the CRF loss: n sequences
+    check({"gold": gold, "has_gold": has_gold, "gold_weight": 1.0}, len(docs))  # the CRF loss: n sequences
     # A teacher's marginals (here: random ones), no gold: the KL, n tokens.
     rng = numpy.random.default_rng(0)
     teacher = [rng.dirichlet(numpy.ones(len(pipe.tags)), len(doc)).astype("float32") for doc in docs]
-    targets = {"teacher": teacher, "temperature": 1.0, "gold_weight": 0.0}
-    check(sum(len(doc) for doc in docs))
+    check({"teacher": teacher, "temperature": 1.0, "gold_weight": 0.0}, sum(len(doc) for doc in docs))

@@ -354,7 +354,8 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         of the gold tags without gradients, for monitoring."""
         examples = list(examples)
         gold, has_gold = self._gold_tags(examples)
-        loss = self.model.predict(([eg.predicted for eg in examples], {"gold": gold, "has_gold": has_gold}))
+        targets = {"gold": gold, "has_gold": has_gold, "normalize": bool(self.cfg.get("normalize_loss", True))}
+        loss = self.model.predict(([eg.predicted for eg in examples], targets))
         return float(loss), None
 
     # ------------------------------------------------------------------ distill

@@ -112,7 +112,7 @@ def make_parser(
         distributions) and its gradient over the batch's tokens (the paper's setting).
         False sums them, as spaCy's tagger and parser do:
         set it when the encoder is a tok2vec shared with spaCy components through
-        listeners, or their per-token gradients outweigh the parser's ~1,000 to 1.
+        listeners, or their per-token gradients outweigh the parser's hundreds to 1.
     scorer (Optional[Callable]): The scoring method; spaCy's parser scorer by default.
     """
     return BiaffineParser(

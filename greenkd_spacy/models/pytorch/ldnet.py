@@ -218,14 +218,16 @@ class CRFHead(nn.Module):
         and/or teacher marginals: the training loss (see normalize), as a scalar.
 
         gold: (B, T) tag indices; gold_rows: (B,) bool, the sequences that have gold;
-            gold_row_weights: (B,) float, each sequence's weight in the gold term's mean
+            gold_row_weights: (B,) float, each sequence's weight in the gold term
             (None: 1 each).
         normalize: the gold term is the mean of the sequences' NLL and the KL the mean
             over tokens (True), or each is the sum (False: the scale of spaCy's own
-            components' losses, for a shared encoder).
+            components' losses, for a shared encoder). Summed, both terms count per
+            token, so gold_weight weighs a gold token against a teacher's token, where
+            averaged it weighs a whole gold sequence against one.
         teacher: (B, T, C) teacher marginals; the loss adds T^2 KL(teacher_T || student_T)
-            per token (marginals tempered as p^(1/T), renormalised), mean over tokens:
-            the distillation contract's KL, on the log-marginals.
+            per token (marginals tempered as p^(1/T), renormalised): the distillation
+            contract's KL, on the log-marginals.
         """
         nonempty = lengths > 0
         emissions = self.emissions(flat, lengths)
