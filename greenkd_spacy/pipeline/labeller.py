@@ -305,14 +305,19 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return losses
 
     @property
+    def _normalize_loss(self) -> bool:
+        """Average the loss over the batch (true) or sum it; pipelines saved before the
+        setting existed averaged it."""
+        return bool(self.cfg.get("normalize_loss", True))
+
+    @property
     def _selecting_layers(self) -> bool:
         """Layer selection is on (lambda_0 > 0): the gates learn under R3."""
         return float(self.cfg.get("lm_lambda0", 0.0)) > 0
 
     def _step(self, docs: List[Doc], targets: Dict[str, Any], drop: float, sgd: Optional[Optimizer]) -> float:
         set_dropout_rate(self.model, drop)
-        # Pipelines saved before the setting existed averaged their loss.
-        targets = {**targets, "normalize": bool(self.cfg.get("normalize_loss", True))}
+        targets = {**targets, "normalize": self._normalize_loss}
         encoder = self._ldnet_module()
         if encoder is not None:
             encoder.train_gates(self._selecting_layers)
@@ -354,7 +359,7 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         of the gold tags without gradients, for monitoring."""
         examples = list(examples)
         gold, has_gold = self._gold_tags(examples)
-        targets = {"gold": gold, "has_gold": has_gold, "normalize": bool(self.cfg.get("normalize_loss", True))}
+        targets = {"gold": gold, "has_gold": has_gold, "normalize": self._normalize_loss}
         loss = self.model.predict(([eg.predicted for eg in examples], targets))
         return float(loss), None
 

@@ -317,7 +317,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         self, scores: ParserScores, gold: GoldArrays
     ) -> Tuple[float, Tuple[Floats3d, Floats3d]]:
         gold_heads, gold_labels = gold
-        normalize = self.cfg.get("normalize_loss", True)
+        normalize = self._normalize_loss
         arc_loss, d_arc = softmax_cross_entropy(
             self.model.ops, scores.arc_logits, gold_heads, normalize=normalize
         )
@@ -448,6 +448,11 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return losses
 
     @property
+    def _normalize_loss(self) -> bool:
+        """Average the loss over the batch's tokens (true) or sum it."""
+        return bool(self.cfg.get("normalize_loss", True))
+
+    @property
     def _silver_teacher(self) -> bool:
         return self.distill_settings.targets == "silver"
 
@@ -492,7 +497,7 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         label_loss, d_label = kl_divergence(
             teacher_scores.label_logprobs, student_scores.label_logits, mask, self.temperature
         )
-        scale = 1.0 if self.cfg.get("normalize_loss", True) else float(mask.sum())
+        scale = 1.0 if self._normalize_loss else float(mask.sum())
         return (arc_loss + label_loss) * scale, (d_arc * scale, d_label * scale)
 
     def check_teacher_kind(self, teacher_pipe: Any) -> None:

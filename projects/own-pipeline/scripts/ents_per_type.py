@@ -14,9 +14,11 @@ import srsly
 from spacy.scorer import Scorer
 from spacy.training import Example
 
+from greenkd_spacy.data.text_corpus import iter_texts
+
 
 def main(teacher_path: str, text_path: str, output: str, students: List[str]) -> None:
-    texts = [line.strip() for line in open(text_path, encoding="utf8") if line.strip()]
+    texts = list(iter_texts(text_path))
     reference = list(spacy.load(teacher_path).pipe(texts, batch_size=256))
     counts: Dict[str, int] = {}
     for doc in reference:
