@@ -130,6 +130,7 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     overrides = {
         "paths.text": str(teacher_path / "text.txt"), "distillation.heldout": 2, "distillation.max_steps": 20,
         "distillation.eval_frequency": 10, "distillation.batcher.size": 50, "distillation.cache_dir": str(tmp_path / "cache"),
+        "distillation.report_min_words": 500,
     }
     config = load_config(tmp_path / "student.cfg", overrides=overrides, interpolate=False)
     teacher = spacy.load(teacher_path / "teacher")
@@ -154,6 +155,7 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     ]
     assert loaded(TEXTS[0]).has_annotation("DEP")
     # A rerun reads the labelled dev set (and the targets) instead of running the teacher.
+    config["distillation"]["max_steps"] = 2
     _, again = distill(teacher, config, tmp_path / "again")
     assert again["heldout"]["reused"] and again["heldout"]["path"] == summary["heldout"]["path"]
 

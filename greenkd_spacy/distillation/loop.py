@@ -714,6 +714,6 @@ def _distill(
             references = [eg.reference for eg in run.dev_corpus(run.student)]
             write_report(
                 teacher_nlp, output_path / BEST, references, gold=run.heldout_from is None,
-                stdout=stdout, teacher_path=pipeline_path(teacher),
+                stdout=stdout, teacher_path=pipeline_path(teacher), min_words=run.D["report_min_words"],
             )
     return run.student, summary

@@ -151,6 +151,7 @@ def write_report(
     gold: bool,
     stdout: IO,
     teacher_path: Optional[Path] = None,
+    min_words: int = 20000,
 ) -> List[Dict[str, Any]]:
     """The report `spacy distill` ends with: the student saved at `student_path`
     against the teacher on the texts of `references` (the dev set), printed and written
@@ -158,6 +159,8 @@ def write_report(
 
     references (Sequence[Doc]): The dev set's reference docs: their texts are compared
         on, and, with `gold`, their annotation is scored as gold too.
+    min_words (int): Words per timed pass (the texts repeated), as greenkd-compare's
+        --min-words.
     """
     student = spacy.load(student_path)
     # The dev docs in the loaded student's vocab (they were read with the run's).
@@ -166,7 +169,7 @@ def write_report(
         teacher, {"student": (student, student_path)}, [doc.text for doc in docs],
         gold=docs if gold else None, teacher_path=teacher_path,
         # A held-out dev set is the teacher's own annotation already.
-        references=None if gold else docs,
+        references=None if gold else docs, min_words=min_words,
     )
     path = Path(student_path).parent / REPORT_FILE
     atomic_write_json(path, rows)

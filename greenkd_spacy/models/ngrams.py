@@ -23,7 +23,6 @@ from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy
 import srsly
-from sklearn.feature_extraction.text import CountVectorizer
 from spacy.attrs import IS_SPACE, LOWER, ORTH
 from spacy.strings import get_string_id
 from spacy.tokens import Doc
@@ -187,6 +186,10 @@ class NgramTable:
                 yield doc_words(doc, lowercase)
             for doc in extra_docs:
                 yield doc_words(doc, lowercase)
+
+        # Imported here: scikit-learn costs about a second at import, and every `python -m
+        # spacy` command (which loads our factories) would pay it for a table built once.
+        from sklearn.feature_extraction.text import CountVectorizer
 
         vectorizer = CountVectorizer(
             analyzer=lambda words: word_ngrams(words, n_min, n_max),
