@@ -144,6 +144,10 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     fields = {"tag_acc", "pos_acc", "morph_acc", "lemma_acc", "dep_uas", "dep_las", "sents_f", "ents_f", "spans_sc_f", "cats_score"}
     assert fields <= set(rows[1]) and rows[0]["dep_las"] == 100.0
     assert rows[1]["words_per_second"] > 0 and rows[1]["disk_bytes"] > 0 and rows[0]["disk_bytes"] > 0
+    # Each timed pass covered report_min_words (the two dev texts repeated), not more
+    # than one copy of them beyond it.
+    dev_words = sum(len(text.split()) for text in TEXTS[:2])
+    assert 500 <= rows[0]["timed_words"] == rows[1]["timed_words"] < 500 + dev_words
     assert rows[1]["teacher_annotation_cpu_seconds"] > 0 and rows[1]["train_cpu_seconds"] > 0
     assert "words/s, 1 thread" in log.getvalue() and "LAS (agreement, dep_las)" in log.getvalue()
     # The first two texts are the dev set; the student learns from the 38 after them.

@@ -48,10 +48,10 @@ def agreement(nlp: Language, references: Sequence[Doc]) -> Dict[str, float]:
 
 def words_per_second(
     pipelines: Dict[str, Language], texts: Sequence[str], *, batch_size: int = 256, rounds: int = 3, min_words: int = 20000
-) -> Dict[str, float]:
+) -> Tuple[Dict[str, float], int]:
     """Words per second of each pipeline on one thread, raw text in (tokenization
     included): `rounds` passes each, taken in turns, the fastest counting. The texts
-    are repeated until a pass covers `min_words`."""
+    are repeated until a pass covers `min_words`; also returns the words a pass timed."""
     one_thread()
     n_words = sum(len(text.split()) for text in texts)
     copies = max(1, -(-min_words // max(1, n_words)))
@@ -62,7 +62,7 @@ def words_per_second(
             seconds = timed_pass(nlp, texts, batch_size)
             best[name] = min(best.get(name, math.inf), seconds)
     words = n_words * copies
-    return {name: round(words / seconds, 1) for name, seconds in best.items()}
+    return {name: round(words / seconds, 1) for name, seconds in best.items()}, words
 
 
 def pipeline_path(name: Any) -> Optional[Path]:
@@ -128,12 +128,13 @@ def compare(
     if references is None:
         references = list(teacher.pipe(texts, batch_size=64))
     pipelines = {"teacher": teacher, **{name: nlp for name, (nlp, _) in students.items()}}
-    speeds = words_per_second(pipelines, texts, batch_size=batch_size, rounds=rounds, min_words=min_words)
+    speeds, timed_words = words_per_second(pipelines, texts, batch_size=batch_size, rounds=rounds, min_words=min_words)
     paths = {"teacher": teacher_path, **{name: path for name, (_, path) in students.items()}}
     rows = []
     for name, nlp in pipelines.items():
         row: Dict[str, Any] = {"system": name, "words_per_second": speeds[name]}
         row["speed_vs_teacher"] = round(speeds[name] / speeds["teacher"], 2)
+        row["timed_words"] = timed_words
         row["disk_bytes"] = disk_bytes(paths[name])
         row.update(run_costs(paths[name]) if name != "teacher" else {"train_cpu_seconds": None, "teacher_annotation_cpu_seconds": None})
         row.update(agreement(nlp, references))
