@@ -60,6 +60,56 @@ def test_crf_matches_brute_force(seed, lengths, constrained):
         assert abs(float(nll) - (float(total) - scores[tuple(paths[i])])) < 1e-3
 
 
+def textbook_log_partition(crf, emissions, lengths):
+    """log Z by the forward algorithm in log space over every pair of tags (B x C x C
+    per position), for autograd to differentiate: the reference for the gradients."""
+    trans, start, end = crf._scores()
+    alpha = start[None, :] + emissions[:, 0]
+    finals = [None] * emissions.shape[0]
+    for t in range(emissions.shape[1]):
+        if t:
+            alpha = torch.logsumexp(alpha[:, :, None] + trans[None], dim=1) + emissions[:, t]
+        for i, n in enumerate(lengths.tolist()):
+            if n == t + 1:
+                finals[i] = alpha[i]
+    return torch.logsumexp(torch.stack(finals) + end[None, :], dim=1)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), lengths=st.lists(st.integers(1, 30), min_size=1, max_size=6),
+       constrained=st.booleans(), scale=st.sampled_from([1.0, 30.0]))
+def test_forward_backward_gradient_equals_autograds(seed, lengths, constrained, scale):
+    """The hand-written backward of the log-partition (forward-backward algorithm) gives
+    autograd's gradients of the textbook forward algorithm, for the emissions and the
+    transition, start and end scores, including confident emissions whose best tags at
+    neighbouring positions may not follow one another (scale 30). In float64."""
+    labels = ["O"] + [f"{p}-{t}" for t in ("PER", "ORG", "LOC") for p in "BILU"]
+    torch.manual_seed(seed)
+    crf = LinearChainCRF(len(labels), biluo_constraints(labels) if constrained else None).double()
+    with torch.no_grad():
+        for param in (crf.transitions, crf.start, crf.end):
+            param.normal_()
+    emissions = torch.randn(len(lengths), max(lengths), len(labels), dtype=torch.float64) * scale
+    lengths_t = torch.tensor(lengths)
+    weights = torch.rand(len(lengths), dtype=torch.float64) + 0.5
+
+    def gradients(log_partition):
+        crf.zero_grad()
+        source = emissions.clone().requires_grad_(True)
+        log_z = log_partition(source)
+        (log_z * weights).sum().backward()
+        # (autograd leaves no gradient where no sequence has a second position)
+        return [log_z.detach(), source.grad] + [
+            torch.zeros_like(p) if p.grad is None else p.grad.clone() for p in (crf.transitions, crf.start, crf.end)
+        ]
+
+    fast = gradients(lambda source: crf.log_partition(source, lengths_t))
+    reference = gradients(lambda source: textbook_log_partition(crf, source, lengths_t))
+    for got, expected in zip(fast, reference):
+        assert torch.allclose(got, expected, rtol=1e-9, atol=1e-9)
+    assert fast[1].abs().sum() > 0
+
+
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 10_000), length=st.integers(1, 12))
 def test_constrained_viterbi_is_always_well_formed(seed, length):

@@ -2,8 +2,12 @@
 
 Training uses the forward algorithm (log-partition minus the gold path's score);
 decoding uses Viterbi; per-token marginals, which distillation matches between teacher
-and student, are the gradient of the log-partition with respect to the emissions, so
-they come from autograd rather than a hand-written backward pass.
+and student, are the gradient of the log-partition with respect to the emissions. That
+gradient is the forward-backward algorithm, written out (`_LogPartition`): autograd
+through the forward loop records a dozen small operations per position and replays them
+backwards, which cost several times the forward pass. Where a gradient of the marginals
+themselves is needed (a student matching a teacher's marginals), the log-partition runs
+through autograd instead, which can differentiate twice.
 
 A constraint matrix forbids transitions that no valid tag sequence has (for BILUO:
 ``O -> I-PER``, ``B-PER -> O``...): those get a large negative score, so Viterbi always
@@ -14,6 +18,7 @@ from typing import List, Optional, Sequence, Tuple
 import numpy
 import torch
 from torch import nn
+from torch.autograd.function import once_differentiable
 
 try:  # built by `pip install` (setup.py); the torch method is the fallback
     from ...decoding._viterbi import viterbi_batch as _compiled_viterbi
@@ -66,14 +71,16 @@ class LinearChainCRF(nn.Module):
     def _scores(self) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         return self.transitions + self.trans_mask, self.start + self.start_mask, self.end + self.end_mask
 
-    def log_partition(self, emissions: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    def log_partition(self, emissions: torch.Tensor, lengths: torch.Tensor, twice: bool = False) -> torch.Tensor:
         """log Z per sequence. emissions: (B, T, C); lengths: (B,), each >= 1.
 
         Each step is one (n, C) x (C, C) product in probability space, each row scaled
         by its max first (log-sum-exp without the (B, C, C) tensor of every pair of
         tags, which made the forward algorithm and its backward most of a distillation
         step of a 73-tag labeller), and only over the sequences still running: they are
-        taken longest first, so those are a prefix of the batch.
+        taken longest first, so those are a prefix of the batch. The gradient is the
+        forward-backward algorithm's (`_LogPartition`); with `twice`, autograd's through
+        the same loop, so that the gradient can be differentiated again.
         """
         trans, start, end = self._scores()
         batch = emissions.shape[0]
@@ -82,6 +89,9 @@ class LinearChainCRF(nn.Module):
         order = torch.argsort(lengths, descending=True, stable=True)
         emissions = emissions[order]
         sorted_lengths = lengths[order]
+        if not twice:
+            log_z = _LogPartition.apply(emissions, trans, start, end, sorted_lengths)
+            return log_z[torch.argsort(order)]
         shift = trans.max().detach()
         # Forbidden transitions (FORBIDDEN = -1e4) become exact zeros.
         weights = torch.exp(trans - shift)
@@ -122,7 +132,7 @@ class LinearChainCRF(nn.Module):
         """
         with torch.enable_grad():
             source = emissions if create_graph else emissions.detach().requires_grad_(True)
-            log_z = self.log_partition(source, lengths).sum()
+            log_z = self.log_partition(source, lengths, twice=create_graph).sum()
             (grad,) = torch.autograd.grad(log_z, source, create_graph=create_graph)
         mask = torch.arange(emissions.shape[1])[None, :] < lengths[:, None]
         return grad * mask[:, :, None]
@@ -201,3 +211,74 @@ class LinearChainCRF(nn.Module):
         for i, row in zip(order.tolist(), tags.tolist()):
             paths[i] = row[: int(given[i])]
         return paths
+
+
+class _LogPartition(torch.autograd.Function):
+    """log Z of sequences sorted longest first, with the forward-backward algorithm as
+    its backward: the gradient of log Z is each position's tag marginals (emissions,
+    start, end) and the expected count of each transition (transitions).
+
+    Both passes work in probability space, one (n, C) x (C, C) product per position with
+    each row scaled by its max, over the n sequences still running (a prefix of the
+    batch). The expected transition counts are summed over the batch as one (C, n) x
+    (n, C) product per position, in float64: each row's scale, exp(max alpha + max beta
+    - log Z), can be large where the best tags before and after a position may not
+    follow one another, and its small counterparts would underflow in float32.
+    """
+
+    @staticmethod
+    def forward(ctx, emissions, trans, start, end, lengths):  # type: ignore[override]
+        batch, _, n_tags = emissions.shape
+        n_steps = int(lengths[0])
+        # running[t]: how many sequences are longer than t (a prefix of the batch)
+        running = (lengths[None, :] > torch.arange(n_steps)[:, None]).sum(1).tolist()
+        shift = trans.max()
+        weights = torch.exp(trans - shift)
+        alphas = emissions.new_empty((n_steps, batch, n_tags))
+        alphas[0] = start[None, :] + emissions[:, 0]
+        for t in range(1, n_steps):
+            n = running[t]
+            prev = alphas[t - 1, :n]
+            top = prev.max(dim=1, keepdim=True).values
+            # No epsilon inside the log, unlike the autograd loop (where log 0 would make
+            # NaN gradients): a tag no allowed path reaches gets -inf, and so exactly no
+            # mass in the backward pass.
+            alphas[t, :n] = torch.log(torch.exp(prev - top) @ weights) + top + shift + emissions[:n, t]
+        last = alphas[lengths - 1, torch.arange(batch)]
+        log_z = torch.logsumexp(last + end[None, :], dim=1)
+        ctx.save_for_backward(emissions, weights, end, alphas, log_z, lengths)
+        ctx.running = running
+        ctx.shift = float(shift)
+        return log_z
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad_log_z):  # type: ignore[override]
+        emissions, weights, end, alphas, log_z, lengths = ctx.saved_tensors
+        running, shift = ctx.running, ctx.shift
+        batch, _, n_tags = emissions.shape
+        grad = grad_log_z[:, None]
+        d_emissions = torch.zeros_like(emissions)
+        counts = torch.zeros((n_tags, n_tags), dtype=torch.float64)
+        # beta at each sequence's last position is the end score; a sequence joins the
+        # recursion when t reaches its last position.
+        beta = end[None, :].expand(batch, n_tags).clone()
+        weights_t = weights.t()
+        for t in range(len(running) - 1, -1, -1):
+            n = running[t]
+            d_emissions[:n, t] = torch.exp(alphas[t, :n] + beta[:n] - log_z[:n, None]) * grad[:n]
+            if t == 0:
+                break
+            right = emissions[:n, t] + beta[:n]
+            right_top = right.max(dim=1, keepdim=True).values
+            right_p = torch.exp(right - right_top)
+            prev = alphas[t - 1, :n]
+            prev_top = prev.max(dim=1, keepdim=True).values
+            scale = torch.exp((prev_top + right_top + shift - log_z[:n, None]).double()) * grad[:n].double()
+            counts += (torch.exp(prev - prev_top).double() * scale).t() @ right_p.double()
+            beta[:n] = torch.log(right_p @ weights_t) + right_top + shift
+        d_trans = weights * counts.to(weights.dtype)
+        d_start = d_emissions[:, 0].sum(0)
+        last = alphas[lengths - 1, torch.arange(batch)]
+        d_end = (torch.exp(last + end[None, :] - log_z[:, None]) * grad).sum(0)
+        return d_emissions, d_trans, d_start, d_end, None
