@@ -1,5 +1,6 @@
 """Copy a student run's records (its distillation summary, with the agreement over
-training time, and its cost) into results/, where they are committed:
+training time, its cost and, where the run made one, its end-of-run report) into
+results/, where they are committed:
 
     python scripts/keep_records.py training/student-greenkd results/own_pipeline_md_greenkd
 """
@@ -16,6 +17,9 @@ def main(run: Path, prefix: str) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(run / source, target)
         print(f"{run / source} -> {target}")
+    if (run / "report.json").is_file():
+        shutil.copyfile(run / "report.json", prefix + "_report.json")
+        print(f"{run / 'report.json'} -> {prefix}_report.json")
 
 
 if __name__ == "__main__":
