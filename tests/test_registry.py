@@ -8,7 +8,7 @@ import pytest
 import spacy
 from spacy.util import load_config
 
-from .util import save_tiny_source
+from .util import save_tiny_source, save_tiny_trf_teacher
 
 ROOT = Path(__file__).parent.parent
 # Every shipped config: the product's, by role, and each study project's own.
@@ -84,6 +84,10 @@ def test_shipped_configs_build(path, tmp_path, capsys):
         (name,) = raw["nlp"]["pipeline"]
         save_tiny_source(tmp_path / "model", name)
         overrides["paths.source"] = str(tmp_path / "model")
+    if "teacher" in raw["paths"]:
+        # A head trained over a teacher's frozen components sources them from it.
+        save_tiny_trf_teacher(tmp_path / "teacher")
+        overrides["paths.teacher"] = str(tmp_path / "teacher")
     if raw["paths"].get("unlabeled", "") is None:
         # A student of raw text alone reads it through a reader that needs a path: the
         # config file stands in for the text (readers are only built here).

@@ -151,3 +151,19 @@ def blank_textcat() -> Language:
     textcat.add_label("neg")
     nlp.initialize()
     return nlp
+
+
+def save_tiny_trf_teacher(path: Path) -> None:
+    """configs/teachers/pipeline_trf.cfg (transformer, tagger, morphologizer, parser)
+    initialized, not trained, on SENTENCES: what a config that sources a trained
+    transformer teacher's components builds from in a test."""
+    root = Path(__file__).resolve().parent.parent
+    config = spacy.util.load_config(root / "configs/teachers/pipeline_trf.cfg", overrides={"components.parser.min_action_freq": 1})
+    nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    examples = []
+    for words, heads, deps, pos in SENTENCES:
+        reference = Doc(nlp.vocab, words=words, heads=heads, deps=deps, pos=pos, tags=pos)
+        examples.append(Example(Doc(nlp.vocab, words=words), reference))
+    nlp.initialize(lambda: examples)
+    nlp.to_disk(path)
+
