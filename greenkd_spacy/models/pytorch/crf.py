@@ -246,7 +246,7 @@ class _LogPartition(torch.autograd.Function):
             alphas[t, :n] = torch.log(torch.exp(prev - top) @ weights) + top + shift + emissions[:n, t]
         last = alphas[lengths - 1, torch.arange(batch)]
         log_z = torch.logsumexp(last + end[None, :], dim=1)
-        ctx.save_for_backward(emissions, weights, end, alphas, log_z, lengths)
+        ctx.save_for_backward(emissions, weights, end, alphas, last, log_z)
         ctx.running = running
         ctx.shift = float(shift)
         return log_z
@@ -254,7 +254,7 @@ class _LogPartition(torch.autograd.Function):
     @staticmethod
     @once_differentiable
     def backward(ctx, grad_log_z):  # type: ignore[override]
-        emissions, weights, end, alphas, log_z, lengths = ctx.saved_tensors
+        emissions, weights, end, alphas, last, log_z = ctx.saved_tensors
         running, shift = ctx.running, ctx.shift
         batch, _, n_tags = emissions.shape
         grad = grad_log_z[:, None]
@@ -279,6 +279,5 @@ class _LogPartition(torch.autograd.Function):
             beta[:n] = torch.log(right_p @ weights_t) + right_top + shift
         d_trans = weights * counts.to(weights.dtype)
         d_start = d_emissions[:, 0].sum(0)
-        last = alphas[lengths - 1, torch.arange(batch)]
         d_end = (torch.exp(last + end[None, :] - log_z[:, None]) * grad).sum(0)
         return d_emissions, d_trans, d_start, d_end, None
