@@ -27,6 +27,19 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
+    W006 = (
+        "The teacher does not seem to split raw text into sentences: on the {docs} held-out "
+        "texts it made {sentences} sentences, and {share:.0%} of the words are in sentences "
+        "of more than {long} tokens (the longest: {longest}). A parser trained on one gold "
+        "sentence per doc (UD treebanks converted as they are) never learns where "
+        "sentences end, so it makes one tree per text; a student learns trees that long "
+        "poorly, and greenkd_parser parses at most its max_sentence_length tokens as one "
+        "tree. If the text has sentence punctuation, save the teacher with spaCy's rule "
+        "sentencizer before its parser (nlp.add_pipe('sentencizer', before='parser'); "
+        "spaCy's parser keeps the boundaries it is given) and distil from that pipeline."
+    )
+
+
     W002 = (
         "'{name}': no LM layer is gated off, so pruning removes nothing and the saved "
         "pipeline is as large as the input. Train with layer selection first "

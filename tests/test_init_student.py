@@ -108,6 +108,9 @@ def test_every_teacher_component_gets_its_student_or_is_said_to_be_copied_or_lef
     smaller = plan_student(teacher, keep=["tagger", "parser"])
     assert [c.name for c in smaller.components] == ["tagger", "senter", "parser"]
     assert [c.name for c in plan_student(teacher, drop=["parser", "ner"]).components if c.factory == "senter"] == []
+    teacher.add_pipe("sentencizer", first=True)  # a teacher that segments by rule
+    segmented = plan_student(teacher)
+    assert "senter" not in [c.factory for c in segmented.components] and "sentencizer" in segmented.copied
     with pytest.raises(ValueError, match="--keep names 'tager'"):
         plan_student(teacher, keep=["tager"])
     with pytest.raises(ValueError, match="unknown preset"):
@@ -137,6 +140,7 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     log = io.StringIO()
     student, summary = distill(str(teacher_path / "teacher"), config, tmp_path / "out", report=True, stdout=log)
     assert summary["heldout"]["docs"] == 2 and not summary["heldout"].get("reused")
+    assert summary["heldout"]["sentences"]["count"] >= 2  # the teacher's parser segments
     # The report: the teacher and model-best on the dev set's texts, an agreement field
     # per component, speed, size and cost.
     rows = srsly.read_json(tmp_path / "out" / "report.json")

@@ -84,7 +84,10 @@ def test_root_project_distills_your_pipeline(tmp_path):
     project.mkdir()
     (project / "project.yml").write_text((ROOT / "project.yml").read_text(encoding="utf8"), encoding="utf8")
     variables = [f"--vars.teacher={tmp_path / 'teacher'}", f"--vars.text={tmp_path / 'text.txt'}"]
-    overrides = "--distillation.max_steps 20 --distillation.eval_frequency 10 --distillation.heldout 2"
+    overrides = (
+        "--distillation.max_steps 20 --distillation.eval_frequency 10 --distillation.heldout 2 "
+        "--distillation.report_min_words 500"
+    )
     result = subprocess.run(
         [sys.executable, "-m", "spacy", "project", "run", "distill", str(project), *variables],
         capture_output=True, text=True, env={**os.environ, "SPACY_CONFIG_OVERRIDES": overrides},

@@ -9,6 +9,7 @@ from spacy.language import Language
 from wasabi import msg
 
 from ..atomic import atomic_write_json
+from ..bench import MIN_TIMED_WORDS
 from ..data.text_corpus import texts_of
 from ..distillation.report import compare, pipeline_path, render
 from .app import command
@@ -23,7 +24,7 @@ def compare_cli(
     name: str = typer.Option("student", "--name", help="Row name of STUDENT"),
     limit: int = typer.Option(2000, "--limit", help="Use the first N texts (0: all)"),
     batch_size: int = typer.Option(256, "--batch-size", "-b", help="nlp.pipe batch size of the timed passes"),
-    min_words: int = typer.Option(20000, "--min-words", help="Each timed pass covers at least this many words (the texts repeated)"),
+    min_words: int = typer.Option(MIN_TIMED_WORDS, "--min-words", help="Each timed pass covers at least this many words (the texts repeated)"),
     rounds: int = typer.Option(3, "--rounds", help="Timed passes per pipeline, taken in turns; the fastest counts"),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the rows as JSON (report.json's shape)"),
 ) -> None:

@@ -172,6 +172,13 @@ class DistillableMixin:
         return float(self.distill_settings.temperature)
 
     @property
+    def _normalize_loss(self) -> bool:
+        """Average a loss over the batch's tokens (true) or sum it: the factory's
+        `normalize_loss`, read by the gold and the distillation losses alike; pipelines
+        saved before the setting existed averaged."""
+        return bool(self.cfg.get("normalize_loss", True))
+
+    @property
     def gold_weight(self) -> float:
         """[distillation] gold_weight; 1 where the loop already put that many copies of
         each gold doc in the batch (copies.py), so a copy is not weighted twice."""

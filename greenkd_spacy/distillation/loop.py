@@ -42,7 +42,7 @@ from ..util import peak_rss_mb
 from .adapters import distillable
 from .annotate import annotate
 from .copies import GoldCopies, plan_gold_copies
-from .heldout import SkipFirst, has_no_data, silver_dev_set
+from .heldout import SkipFirst, check_segmentation, has_no_data, silver_dev_set
 from .report import pipeline_path, write_report
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .student_plan import copies_as_batch_ruler
@@ -674,14 +674,17 @@ def _distill(
         stderr.write(f"Student '{name}' learns from teacher '{teacher_pipe.name}' ({type(teacher_pipe).__name__}): {kind} targets.\n")
     # One teacher pass per cache at a time: two would label the same shards and their
     # cost records would under-report.
+    # The held-out texts are labelled first: how the teacher segments them is checked
+    # before the teacher pass, which can take hours.
     with run_lock(Path(run.D["cache_dir"]), "teacher cache", stderr):
-        annotation, caches = teacher_pass(
-            run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
-        )
         if run.heldout_from is not None:
             dev_corpus, heldout = silver_dev_set(
                 teacher_nlp, run.student, run.heldout_from, run.D["heldout"], Path(run.D["cache_dir"])
             )
+            check_segmentation(heldout)
+        annotation, caches = teacher_pass(
+            run, teacher_nlp, teacher, backend=backend, workers=workers, address=address, stderr=stderr
+        )
     summary: Dict[str, Any] = {"annotation": annotation}
     if run.heldout_from is not None:
         run.dev_corpus, info = dev_corpus, heldout

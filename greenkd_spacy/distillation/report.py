@@ -10,7 +10,6 @@ percent), against gold where the data has it, and timed in the same run on one t
 of them alike), with its size on disk and what it cost to make.
 """
 import math
-import time
 from pathlib import Path
 from typing import IO, Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -22,7 +21,7 @@ from spacy.training import Example
 from wasabi import Printer
 
 from ..atomic import atomic_write_json
-from ..bench import disk_bytes, one_thread, timed_pass
+from ..bench import MIN_TIMED_WORDS, disk_bytes, one_thread, timed_pass, timing_copies
 
 # The per-attribute fields of a row, spaCy's scorer names (scores in percent).
 FIELDS = (
@@ -47,14 +46,14 @@ def agreement(nlp: Language, references: Sequence[Doc]) -> Dict[str, float]:
 
 
 def words_per_second(
-    pipelines: Dict[str, Language], texts: Sequence[str], *, batch_size: int = 256, rounds: int = 3, min_words: int = 20000
+    pipelines: Dict[str, Language], texts: Sequence[str], *, batch_size: int = 256, rounds: int = 3, min_words: int = MIN_TIMED_WORDS
 ) -> Tuple[Dict[str, float], int]:
     """Words per second of each pipeline on one thread, raw text in (tokenization
     included): `rounds` passes each, taken in turns, the fastest counting. The texts
     are repeated until a pass covers `min_words`; also returns the words a pass timed."""
     one_thread()
     n_words = sum(len(text.split()) for text in texts)
-    copies = max(1, -(-min_words // max(1, n_words)))
+    copies = timing_copies(n_words, min_words)
     texts = list(texts) * copies
     best: Dict[str, float] = {}
     for _ in range(rounds):
@@ -110,7 +109,7 @@ def compare(
     references: Optional[Sequence[Doc]] = None,
     batch_size: int = 256,
     rounds: int = 3,
-    min_words: int = 20000,
+    min_words: int = MIN_TIMED_WORDS,
 ) -> List[Dict[str, Any]]:
     """The report's rows: the teacher first (agreement 100 by definition, measured all
     the same), then each student.
@@ -152,7 +151,7 @@ def write_report(
     gold: bool,
     stdout: IO,
     teacher_path: Optional[Path] = None,
-    min_words: int = 20000,
+    min_words: int = MIN_TIMED_WORDS,
 ) -> List[Dict[str, Any]]:
     """The report `spacy distill` ends with: the student saved at `student_path`
     against the teacher on the texts of `references` (the dev set), printed and written

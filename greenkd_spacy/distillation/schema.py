@@ -6,6 +6,8 @@ from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, Strict
 from spacy.schemas import Batcher
 from thinc.api import Optimizer
 
+from ..bench import MIN_TIMED_WORDS
+
 Number = Union[StrictInt, float]
 
 
@@ -24,7 +26,7 @@ class ConfigSchemaDistill(BaseModel):
     cache_dir: StrictStr = Field("teacher_cache", title="Root directory of the teacher cache")
     student_to_teacher: Dict[StrictStr, StrictStr] = Field({}, title="Student component name -> teacher component name")
     heldout: StrictInt = Field(500, ge=0, title="Texts at the start of the distillation corpus held out as the dev set and labelled by the teacher, when the dev corpus has no path (0: a dev corpus is required)")
-    report_min_words: StrictInt = Field(20000, gt=0, title="Words each timed pass of the end-of-run report covers (the dev texts repeated; 3 passes per pipeline, the fastest counts)")
+    report_min_words: StrictInt = Field(MIN_TIMED_WORDS, gt=0, title="Words each timed pass of the end-of-run report covers (the dev texts repeated; 3 passes per pipeline, the fastest counts)")
     copy_from_teacher: Optional[List[StrictStr]] = Field(None, title="Teacher components copied into the student as they are (null: every one that cannot be trained and that the student lacks)")
     batch_attribute_ruler: StrictBool = Field(True, title="A copied attribute_ruler runs as greenkd_attribute_ruler: the same patterns and annotations, set a batch at a time (false: spaCy's own component)")
     seed: Optional[StrictInt] = Field(None, title="Random seed (default: [training] seed)")

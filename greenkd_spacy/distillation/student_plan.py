@@ -10,7 +10,8 @@ teacher's components are read and each gets the CPU-first student of its kind:
   is paid once per doc, whatever the number of components;
 - a parser: greenkd_parser (biaffine + MST) over a small BiLSTM on the shared encoder,
   learning the teacher's trees; it parses the sentences it is given, so a `senter`
-  learns the teacher's sentence starts in front of it;
+  learns the teacher's sentence starts in front of it (unless the teacher's parser is
+  handed a rule sentencizer's sentences: the student then copies that sentencizer);
 - tagger, morphologizer, senter, trainable_lemmatizer: spaCy's own, on the shared
   encoder (soft targets where the teacher has distributions);
 - ner (spaCy's or greenkd's): greenkd_ner's CRF over a small BiLSTM of its own on the
@@ -205,7 +206,22 @@ def _add_senter(teacher: Language, plan: StudentPlan) -> None:
     elif teacher.get_pipe_meta(parsers[0].teacher).factory == "greenkd_parser":
         # A greenkd_parser teacher parses given sentences too: nothing to learn from it.
         return
+    elif _rule_segmenter_before(teacher, parsers[0].teacher) in plan.copied:
+        # The teacher's parser is handed a rule sentencizer's sentences; the student
+        # gets a copy of that sentencizer, so it parses the very same sentences, exactly
+        # and for almost nothing, where a learned senter would only approximate them.
+        return
     else:
         taken = {c.name for c in plan.components}
         senter = StudentComponent("senter" if "senter" not in taken else "student_senter", "senter", parsers[0].teacher)
     plan.components.insert(plan.components.index(parsers[0]), senter)
+
+
+def _rule_segmenter_before(teacher: Language, parser: str) -> Optional[str]:
+    """The enabled rule `sentencizer` that runs before the teacher's `parser`, if any:
+    a teacher trained on gold sentences does not segment raw text itself, and such a
+    pipeline is made to by a sentencizer in front of its parser."""
+    for name in teacher.pipe_names[: teacher.pipe_names.index(parser)]:
+        if teacher.get_pipe_meta(name).factory == "sentencizer":
+            return name
+    return None

@@ -305,12 +305,6 @@ class SequenceLabeller(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return losses
 
     @property
-    def _normalize_loss(self) -> bool:
-        """Average the loss over the batch (true) or sum it; pipelines saved before the
-        setting existed averaged it."""
-        return bool(self.cfg.get("normalize_loss", True))
-
-    @property
     def _selecting_layers(self) -> bool:
         """Layer selection is on (lambda_0 > 0): the gates learn under R3."""
         return float(self.cfg.get("lm_lambda0", 0.0)) > 0

@@ -448,11 +448,6 @@ class BiaffineParser(ShapedFromCfgMixin, DistillableMixin, TrainablePipe):
         return losses
 
     @property
-    def _normalize_loss(self) -> bool:
-        """Average the loss over the batch's tokens (true) or sum it."""
-        return bool(self.cfg.get("normalize_loss", True))
-
-    @property
     def _silver_teacher(self) -> bool:
         return self.distill_settings.targets == "silver"
 
