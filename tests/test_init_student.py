@@ -154,6 +154,10 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     assert 500 <= rows[0]["timed_words"] == rows[1]["timed_words"] < 500 + dev_words
     assert rows[1]["teacher_annotation_cpu_seconds"] > 0 and rows[1]["train_cpu_seconds"] > 0
     assert "words/s, 1 thread" in log.getvalue() and "LAS (agreement, dep_las)" in log.getvalue()
+    # The dev set's scores at each evaluation, with the minutes of training behind them.
+    curve = rows[1]["curve"]
+    assert [point["step"] for point in curve] == [10, 20] and "over training time (agreement" in log.getvalue()
+    assert all(0 <= point["dep_las"] <= 100 and point["minutes"] >= 0 for point in curve)
     # The first two texts are the dev set; the student learns from the 38 after them.
     assert {info["docs"] for name, info in summary["annotation"].items()} == {38}
     loaded = spacy.load(tmp_path / "out" / "model-best")

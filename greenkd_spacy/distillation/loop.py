@@ -718,5 +718,6 @@ def _distill(
             write_report(
                 teacher_nlp, output_path / BEST, references, gold=run.heldout_from is None,
                 stdout=stdout, teacher_path=pipeline_path(teacher), min_words=run.D["report_min_words"],
+                history=summary.get("history"),
             )
     return run.student, summary

@@ -143,6 +143,34 @@ def compare(
     return rows
 
 
+def training_curve(history: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    """The dev set's scores at each evaluation of a run, in percent, with the minutes of
+    training it had had: whether a longer run would have kept more of the teacher."""
+    points = []
+    for entry in history:
+        point: Dict[str, Any] = {"minutes": round(entry.get("wall_seconds", 0.0) / 60, 1), "step": entry.get("step")}
+        for field in FIELDS:
+            value = entry.get(field)
+            if isinstance(value, float) and math.isfinite(value):
+                point[field] = round(100 * value, 2)
+        points.append(point)
+    return points
+
+
+def render_curve(points: List[Dict[str, Any]], most: int = 8) -> Tuple[List[str], List[List[str]]]:
+    """The curve as a table, one column per evaluation: at most `most` of them, evenly
+    spaced and always the last (the JSON keeps every one)."""
+    if len(points) > most:
+        picks = sorted({round(i * (len(points) - 1) / (most - 1)) for i in range(most)})
+        points = [points[i] for i in picks]
+    header = ["minutes"] + [f"{p['minutes']:g}" for p in points]
+    lines = [["step"] + [str(p["step"]) for p in points]]
+    for field in FIELDS:
+        if any(field in p for p in points):
+            lines.append([f"{LABELS[field]} ({field})"] + [_num(p.get(field)) for p in points])
+    return header, lines
+
+
 def write_report(
     teacher: Language,
     student_path: Path,
@@ -152,6 +180,7 @@ def write_report(
     stdout: IO,
     teacher_path: Optional[Path] = None,
     min_words: int = MIN_TIMED_WORDS,
+    history: Optional[Sequence[Dict[str, Any]]] = None,
 ) -> List[Dict[str, Any]]:
     """The report `spacy distill` ends with: the student saved at `student_path`
     against the teacher on the texts of `references` (the dev set), printed and written
@@ -161,6 +190,8 @@ def write_report(
         on, and, with `gold`, their annotation is scored as gold too.
     min_words (int): Words per timed pass (the texts repeated), as greenkd-compare's
         --min-words.
+    history (Optional[Sequence[Dict]]): The run's evaluations (distill_summary.json's
+        "history"): the student's row then carries them as its `curve`, also printed.
     """
     student = spacy.load(student_path)
     # The dev docs in the loaded student's vocab (they were read with the run's).
@@ -171,10 +202,18 @@ def write_report(
         # A held-out dev set is the teacher's own annotation already.
         references=None if gold else docs, min_words=min_words,
     )
+    if history:
+        rows[-1]["curve"] = training_curve(history)
     path = Path(student_path).parent / REPORT_FILE
     atomic_write_json(path, rows)
+    printer = Printer(no_print=True)
+    if history:
+        what = "gold" if gold else "agreement with the teacher"
+        header, lines = render_curve(rows[-1]["curve"])
+        stdout.write(f"\nThe dev set's scores over training time ({what}):\n")
+        stdout.write(printer.table(lines, header=header, divider=True) + "\n")
     header, lines = render(rows)
-    stdout.write("\n" + Printer(no_print=True).table(lines, header=header, divider=True) + "\n")
+    stdout.write("\n" + printer.table(lines, header=header, divider=True) + "\n")
     stdout.write(f"What the student kept of its teacher, on the dev set's {len(docs):,} texts: {path}\n")
     return rows
 
