@@ -1,5 +1,8 @@
 """Distillation: the loss, the contract, the cache and the loop."""
 import copy
+import os
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -454,6 +457,33 @@ def test_cache_keys_keep_their_bytes():
     )
     # Length prefixes keep the split between parts in the key.
     assert combine("ab", "c") != combine("a", "bc")
+
+
+def test_a_teacher_with_a_sentencizer_has_one_cache_key_in_every_process():
+    """A sentencizer's bytes list its characters in set order, which string hashing
+    changes from process to process: a teacher with one before its parser got a new
+    cache key, and a second student ran the teacher pass again."""
+    script = (
+        "import spacy; from greenkd_spacy.distillation.cache import Fingerprint; "
+        "nlp = spacy.blank('en'); nlp.add_pipe('sentencizer'); nlp.add_pipe('sentencizer', name='custom', config={'punct_chars': ['!', '?', ';', '.']}); "
+        "f = Fingerprint(); [f.update_pipe(n, p) for n, p in nlp.pipeline]; print(f.hexdigest())"
+    )
+    keys = {
+        subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, check=True,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        ).stdout.strip()
+        for seed in ("1", "2")
+    }
+    assert len(keys) == 1
+    from greenkd_spacy.distillation.cache import Fingerprint
+
+    def key(punct_chars):
+        nlp = spacy.blank("en")
+        nlp.add_pipe("sentencizer", config={"punct_chars": punct_chars})
+        return Fingerprint().update_pipe("sentencizer", nlp.get_pipe("sentencizer")).hexdigest()
+
+    assert key([".", "!"]) == key(["!", "."]) != key(["."])
 
 
 def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):

@@ -24,6 +24,7 @@ from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 import numpy
 import srsly
 import torch
+from spacy.pipeline import Sentencizer
 from thinc.api import Model
 
 from ..atomic import atomic_write_bytes
@@ -40,11 +41,16 @@ class Fingerprint(Digest):
         loaded through, so the same teacher hashed in two processes gave two keys and
         its cache was never found again. Here every thinc node adds its name, dims and
         parameters, every PyTorch shim its state dict, and the component its JSON-able
-        settings (``cfg``); components without a thinc model fall back to their bytes.
+        settings (``cfg``); components without a thinc model fall back to their bytes,
+        except where those bytes are not the same in two processes (a sentencizer's).
         """
         model = getattr(proc, "model", None)
         if not isinstance(model, Model):
-            if hasattr(proc, "to_bytes"):
+            if isinstance(proc, Sentencizer):
+                # Its bytes list a set of characters, whose order changes with every
+                # process's string hashing: the same teacher got a new key each run.
+                self.update(name, "sentencizer", sorted(proc.punct_chars), bool(proc.overwrite))
+            elif hasattr(proc, "to_bytes"):
                 self.update(name, proc.to_bytes(exclude=["vocab"]))
             return self
         cfg = getattr(proc, "cfg", None) or {}
