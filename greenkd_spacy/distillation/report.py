@@ -36,7 +36,11 @@ def agreement(nlp: Language, references: Sequence[Doc]) -> Dict[str, float]:
     """Scores of `nlp` against reference docs (the teacher's annotation or gold), in
     percent, for the FIELDS the pipeline and the references both have."""
     examples = [Example(nlp.make_doc(doc.text), doc) for doc in references]
-    scores = nlp.evaluate(examples)
+    return percent_fields(nlp.evaluate(examples))
+
+
+def percent_fields(scores: Dict[str, Any]) -> Dict[str, float]:
+    """The FIELDS of spaCy scores (fractions) that have a finite value, in percent."""
     row = {}
     for field in FIELDS:
         value = scores.get(field)
@@ -149,10 +153,7 @@ def training_curve(history: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     points = []
     for entry in history:
         point: Dict[str, Any] = {"minutes": round(entry.get("wall_seconds", 0.0) / 60, 1), "step": entry.get("step")}
-        for field in FIELDS:
-            value = entry.get(field)
-            if isinstance(value, float) and math.isfinite(value):
-                point[field] = round(100 * value, 2)
+        point.update(percent_fields(entry))
         points.append(point)
     return points
 
@@ -207,7 +208,7 @@ def write_report(
     path = Path(student_path).parent / REPORT_FILE
     atomic_write_json(path, rows)
     printer = Printer(no_print=True)
-    if history:
+    if "curve" in rows[-1]:
         what = "gold" if gold else "agreement with the teacher"
         header, lines = render_curve(rows[-1]["curve"])
         stdout.write(f"\nThe dev set's scores over training time ({what}):\n")
