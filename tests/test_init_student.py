@@ -238,6 +238,20 @@ def test_vectors_made_for_the_student_are_read_by_its_encoder(teacher_path, tmp_
     assert not (tmp_path / "bad.cfg").exists()
 
 
+def test_preset_small_writes_a_narrower_shallower_encoder_that_builds(teacher_path, tmp_path):
+    init_student_cli(str(teacher_path / "teacher"), tmp_path / "small.cfg", preset="small", lang=None, keep=None, drop=None, vectors=None)
+    config = load_config(tmp_path / "small.cfg", interpolate=False)
+    encoder = config["components"]["tok2vec"]["model"]
+    assert (encoder["embed"]["width"], encoder["encode"]["width"], encoder["encode"]["depth"]) == (64, 64, 2)
+    filled = load_config(tmp_path / "small.cfg", interpolate=True)  # the listeners refer to the encoder's width
+    listeners = [c["model"]["tok2vec"]["width"] for c in filled["components"].values()
+                 if c.get("model", {}).get("tok2vec", {}).get("@architectures") == "spacy.Tok2VecListener.v1"]
+    assert listeners and set(listeners) == {64}
+    nlp = spacy.util.load_model_from_config(load_config(tmp_path / "small.cfg"), auto_fill=True, validate=True)
+    nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
+    assert nlp.get_pipe("tok2vec").predict([nlp.make_doc(TEXTS[0])])[0].shape[1] == 64
+
+
 def test_compare_scores_any_pipelines_on_raw_text_or_gold(teacher_path, tmp_path, capsys):
     from greenkd_spacy.cli.compare import compare_cli
     from spacy.tokens import DocBin

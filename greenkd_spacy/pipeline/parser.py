@@ -30,7 +30,7 @@ from .serialize import ShapedFromCfgMixin
 from .segments import doc_segments
 
 # The CPU-first default (docs/benchmarks.md): the biaffine scorer over a 1 x 64
-# BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 96) whose
+# BiLSTM of the parser's own, over spaCy's hash-embedding CNN (2 layers, width 64) whose
 # embeddings add hashed character 3-5-grams and drop a fifth of the words in training
 # (greenkd.SubwordHashEmbed.v1: rare words are read from their n-grams), no POS input, so
 # `nlp.add_pipe("greenkd_parser")` parses raw text faster than spaCy's CNN parser.
@@ -56,7 +56,7 @@ dropout = 0.33
 
 [model.tok2vec.tok2vec.embed]
 @architectures = "greenkd.SubwordHashEmbed.v1"
-width = 96
+width = 64
 attrs = ["NORM","PREFIX","SUFFIX","SHAPE"]
 rows = [5000,1000,2500,2500]
 include_static_vectors = false
@@ -67,7 +67,7 @@ word_dropout = 0.2
 
 [model.tok2vec.tok2vec.encode]
 @architectures = "spacy.MaxoutWindowEncoder.v2"
-width = 96
+width = 64
 depth = 2
 window_size = 1
 maxout_pieces = 3

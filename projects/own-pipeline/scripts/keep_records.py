@@ -1,28 +1,30 @@
-"""Copy a student run's records (its distillation summary, with the agreement over
-training time, its cost and, where the run made one, its end-of-run report) into
-results/, where they are committed:
+"""Copy each student run's records into results/, where they are committed: its
+distillation summary (with the agreement over training time), its cost and, where the
+run made one, its end-of-run report. training/DATA/RUN/ gives RESULTS/DATA/RUN/:
 
-    python scripts/keep_records.py training/student-greenkd results/own_pipeline_md_greenkd
+    python scripts/keep_records.py training results/runs
 """
 import shutil
 import sys
 from pathlib import Path
 
+RECORDS = ("distill_summary.json", "train_cost.json", "report.json")
 
-def main(run: Path, prefix: str) -> None:
-    for source, suffix in (("distill_summary.json", "_distill_summary.json"), ("cost.json", "_distill_cost.json")):
-        if not (run / source).is_file():
-            sys.exit(f"{run / source} is missing: run the distillation first.")
-        target = Path(prefix + suffix)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(run / source, target)
-        print(f"{run / source} -> {target}")
-    if (run / "report.json").is_file():
-        shutil.copyfile(run / "report.json", prefix + "_report.json")
-        print(f"{run / 'report.json'} -> {prefix}_report.json")
+
+def main(training: Path, results: Path) -> None:
+    runs = sorted(summary.parent for summary in training.glob("*/*/distill_summary.json"))
+    if not runs:
+        sys.exit(f"No finished student run under {training} (DATA/RUN/distill_summary.json): distil first.")
+    for run in runs:
+        target = results / run.relative_to(training)
+        target.mkdir(parents=True, exist_ok=True)
+        for name in RECORDS:
+            if (run / name).is_file():
+                shutil.copyfile(run / name, target / name)
+        print(f"{run} -> {target}")
 
 
 if __name__ == "__main__":
     if len(sys.argv) != 3:
         sys.exit(__doc__)
-    main(Path(sys.argv[1]), sys.argv[2])
+    main(Path(sys.argv[1]), Path(sys.argv[2]))
