@@ -34,9 +34,13 @@ class Headline:
     teacher: Optional[str] = None
     teacher_results: Optional[str] = None  # where the teacher's row is, if not in `results`
     speed: str = "words_per_second"
-    speed_key: str = "best"  # which timing of the study's in-turns speed file gives the ratio
     how: str = ""  # what "ours" is, one short phrase
     student: bool = False  # ours learnt from the teacher: say how much of its lead it keeps
+
+
+# The timing of a study's in-turns speed file that gives a ratio: each system's fastest
+# pass, as the bench rows take the fastest of their repeats.
+IN_TURNS_TIMING = "best"
 
 
 def _seeds(base: str, n: int) -> List[str]:
@@ -109,10 +113,11 @@ def _in_turns(root: Path, headline: Headline, ours: List[dict], base: List[dict]
     ratios = []
     for o, b in zip(ours, base):
         names = (o["system"], b["system"])
-        entry = next((e for e in reversed(entries) if all(n in e.get(headline.speed_key, {}) for n in names)), None)
+        entry = next((e for e in reversed(entries) if all(n in e.get(IN_TURNS_TIMING, {}) for n in names)), None)
         if entry is None or entry.get("date", "") < max(o.get("date", ""), b.get("date", "")):
             return None
-        ratios.append(entry[headline.speed_key][names[0]] / entry[headline.speed_key][names[1]])
+        timing = entry[IN_TURNS_TIMING]
+        ratios.append(timing[names[0]] / timing[names[1]])
     return ratios
 
 
