@@ -10,6 +10,7 @@ key, e.g. "spec.yml: systems.student.run: {model:teacher} names no system".
     speed: "--parser-input --batch-size 256"  # speed_interleaved's options (optional)
     bootstrap: parser                         # parser (LAS) or textcat (accuracy)
     vars: {batch: 256}                        # {vars.batch}; runner --var batch=512
+                                              # (also in data entries: one path, one place)
     systems:
       NAME:
         run: "python -m spacy train ... --output {output}"   # required
@@ -146,7 +147,10 @@ def load_spec(path: Path, overrides: Optional[Dict[str, str]] = None) -> Spec:
     spec = Spec(
         path=path,
         results=str(raw["results"]),
-        data={str(name): {str(k): str(v) for k, v in entry.items()} for name, entry in raw["data"].items()},
+        data={
+            str(name): {str(k): _vars_filled(str(v), variables, f"{path}: data.{name}.{k}") for k, v in entry.items()}
+            for name, entry in raw["data"].items()
+        },
         systems={},
         seeds=[int(s) for s in _strings(raw.get("seeds", [0]), "seeds", path)],
         budgets=[budget_text(b) for b in _strings(raw.get("budgets", [10]), "budgets", path)],
@@ -162,6 +166,21 @@ def load_spec(path: Path, overrides: Optional[Dict[str, str]] = None) -> Spec:
     _check_placeholders(spec)
     spec.ordered(list(spec.systems))  # no system reads its own model
     return spec
+
+
+def _vars_filled(text: str, variables: Dict[str, str], where: str) -> str:
+    """A data entry with its {vars.X} filled in, so that a path the project's commands
+    also name (a teacher, a text) is written once, in vars, and --var moves both."""
+
+    def value(match) -> str:
+        name = match.group(1)
+        if not name.startswith("vars."):
+            raise SpecError(f"{where}: {{{name}}}: a data entry takes only {{vars.X}} placeholders")
+        if name[5:] not in variables:
+            raise SpecError(f"{where}: {{{name}}}: no such entry in vars (add it, or pass --var {name[5:]}=VALUE)")
+        return variables[name[5:]]
+
+    return PLACEHOLDER.sub(value, text)
 
 
 def _system(spec: Spec, name: str, entry: object) -> System:

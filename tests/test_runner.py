@@ -203,6 +203,8 @@ def test_profile_writes_each_trained_systems_stage_profile_beside_the_results(st
         ({"systems": {"a": {"run": "x {vars.depth}"}}}, "systems.a.run", "--var depth="),
         ({"systems": {"a": {"run": "x {model:b}"}, "b": {"run": "y {model:a}"}}}, "systems.a", "reads its own model"),
         ({"systems": {"a": {"run": "x {budget}", "budget": "none"}}}, "systems.a.run", "no budget"),
+        ({"data": {"ta": {"test": "{vars.nope}/t.spacy"}}}, "data.ta.test", "--var nope="),
+        ({"data": {"ta": {"test": "{model:a}/t.spacy"}}}, "data.ta.test", "only {vars.X}"),
     ],
 )
 def test_a_spec_error_names_the_file_and_the_key(tmp_path, change, key, problem):
@@ -213,6 +215,15 @@ def test_a_spec_error_names_the_file_and_the_key(tmp_path, change, key, problem)
     with pytest.raises(SpecError) as error:
         load_spec(tmp_path / "spec.yml")
     assert str(error.value).startswith(f"{tmp_path / 'spec.yml'}: {key}:") and problem in str(error.value)
+
+
+def test_a_data_entry_takes_its_paths_from_vars_and_a_var_moves_them(study):
+    """A path a project's commands also name (a teacher) is written once, in vars."""
+    write_spec(study, {"student": {"run": TRAIN + " {output} {teacher}"}},
+               data={"ta": {"teacher": "{vars.teachers}/ta", "test": "t.spacy"}}, vars={"teachers": "assets"})
+    assert load_spec(study / "spec.yml").data["ta"]["teacher"] == "assets/ta"
+    runner(["spec.yml", "train", "--var", "teachers=elsewhere"])
+    assert logged(study)[0].split()[:2] == ["training/ta/student-10", "elsewhere/ta"]
 
 
 def test_the_launcher_runs_the_runner_from_a_study_directory(study):
