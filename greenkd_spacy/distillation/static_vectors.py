@@ -9,6 +9,13 @@ with PCA and returns a static model; we choose the vocabulary (the frequent word
 of the user's own text, as spaCy's tokenizer splits it) and store the result as spaCy
 vectors, so a config uses them the way spaCy users already add vectors:
 `[initialize] vectors = DIR` and `include_static_vectors = true`.
+
+In context (`VectorSettings.context`), no word is read alone: the teacher pipeline runs
+over the text as it does in its pass, and each word form's row is the mean of the
+vectors its encoder gave that form's tokens (a tok2vec's doc.tensor, or a transformer's
+word pieces pooled per token), reduced with PCA. A word's row then holds what the
+teacher made of it where it actually occurs — its usual tags and roles, not only its
+spelling — and any pipeline with an encoder can give them, a CNN one included.
 """
 import itertools
 from collections import Counter
@@ -37,12 +44,17 @@ class VectorSettings:
     min_count (int): Drop forms seen fewer times than this.
     dims (int): Width after PCA (at most the transformer's hidden size).
     texts (int): Count words in the first this many texts (0: all).
+    context (bool): Average each word's vectors over its tokens as the teacher reads
+        the text, instead of passing each word through the transformer alone.
+    batch_size (int): Texts per batch of the teacher, in context.
     """
 
     words: int = 50000
     min_count: int = 2
     dims: int = 256
     texts: int = 0
+    context: bool = False
+    batch_size: int = 64
 
 
 def word_forms(texts: Iterable[str], lang: str, settings: VectorSettings) -> Tuple[List[str], float]:
@@ -158,12 +170,102 @@ def vectors_pipeline(lang: str, forms: List[str], table: numpy.ndarray) -> Langu
     return nlp
 
 
+# The components whose output is a token's vector, in the order they are looked for.
+ENCODER_FACTORIES = ("transformer", "tok2vec")
+
+
+def encoder_only(nlp: Language, source: str) -> Language:
+    """The pipeline with only its first encoder enabled (what the vectors are read
+    from; the heads after it would cost time and change nothing)."""
+    for name in nlp.pipe_names:
+        if nlp.get_pipe_meta(name).factory in ENCODER_FACTORIES:
+            nlp.select_pipes(enable=[name])
+            return nlp
+    components = ", ".join(f"{n} ({nlp.get_pipe_meta(n).factory})" for n in nlp.pipe_names) or "no components"
+    raise ValueError(Errors.E076.format(source=source, components=components))
+
+
+def token_vectors(doc: Any) -> numpy.ndarray:
+    """(len(doc), width) float32: the encoder's vector of each token. A transformer's
+    word pieces are averaged per token (a token with none, e.g. a space, gets zeros);
+    a tok2vec's are doc.tensor."""
+    data = getattr(doc._, "trf_data", None) if doc.has_extension("trf_data") else None
+    if data is not None and getattr(data, "tensors", None):
+        hidden = numpy.asarray(data.tensors[0])
+        flat = hidden.reshape(-1, hidden.shape[-1])
+        lengths = numpy.asarray(data.align.lengths, dtype="int64")
+        pieces = numpy.asarray(data.align.dataXd, dtype="int64").ravel()
+        out = numpy.zeros((len(doc), flat.shape[1]), dtype="float32")
+        numpy.add.at(out, numpy.repeat(numpy.arange(len(doc)), lengths), flat[pieces])
+        return out / numpy.maximum(lengths, 1)[:, None]
+    tensor = numpy.asarray(doc.tensor, dtype="float32")
+    if tensor.ndim != 2 or tensor.shape[0] != len(doc) or tensor.shape[1] == 0:
+        raise ValueError(Errors.E076.format(source="the pipeline", components="set no token vectors on the Doc"))
+    return tensor
+
+
+def context_vectors(
+    nlp: Language, texts: Iterable[str], forms: List[str], dims: int, batch_size: int = 64
+) -> Tuple[numpy.ndarray, int]:
+    """One row per form: the mean of the encoder's vectors of that form's tokens over
+    the texts, centred and reduced to `dims` by PCA, unit length (a form never seen
+    gets zeros); and the encoder's width."""
+    row_of = {form: i for i, form in enumerate(forms)}
+    sums: Optional[numpy.ndarray] = None
+    counts = numpy.zeros(len(forms), dtype="float64")
+    for doc in nlp.pipe(texts, batch_size=batch_size):
+        rows = numpy.fromiter((row_of.get(token.text, -1) for token in doc), dtype="int64", count=len(doc))
+        seen = rows >= 0
+        if not seen.any():
+            continue
+        vectors = token_vectors(doc)
+        if sums is None:
+            sums = numpy.zeros((len(forms), vectors.shape[1]), dtype="float64")
+        numpy.add.at(sums, rows[seen], vectors[seen])
+        numpy.add.at(counts, rows[seen], 1.0)
+    if sums is None:
+        return numpy.zeros((len(forms), 0), dtype="float32"), 0
+    seen = counts > 0
+    means = sums[seen] / counts[seen, None]
+    means -= means.mean(axis=0)
+    _, _, components = numpy.linalg.svd(means, full_matrices=False)
+    reduced = means @ components[: min(dims, components.shape[0])].T
+    reduced /= numpy.maximum(numpy.linalg.norm(reduced, axis=1, keepdims=True), 1e-12)
+    table = numpy.zeros((len(forms), reduced.shape[1]), dtype="float32")
+    table[seen] = reduced
+    return table, sums.shape[1]
+
+
+def make_context_vectors(
+    source: Union[str, Path], texts: Iterable[str], lang: str, settings: VectorSettings
+) -> Tuple[Language, dict]:
+    """make_vectors in context: the pipeline `source` reads the texts (its encoder
+    alone) and each frequent form's row is the mean of its tokens' vectors."""
+    path = _spacy_pipeline_path(str(source))
+    if path is None:
+        raise ValueError(Errors.E076.format(source=source, components="no spaCy pipeline there"))
+    nlp = encoder_only(spacy.load(path), str(source))
+    texts = list(itertools.islice(texts, settings.texts) if settings.texts else texts)
+    forms, coverage = word_forms(texts, lang, settings)
+    if not forms:
+        raise ValueError(Errors.E075.format(min_count=settings.min_count))
+    table, width = context_vectors(nlp, texts, forms, settings.dims, settings.batch_size)
+    record = {
+        "source": str(source), "source_kind": "spaCy pipeline, in context", "encoder": nlp.pipe_names[0],
+        "lang": lang, "words": len(forms), "dims": int(table.shape[1]), "min_count": settings.min_count,
+        "token_coverage": round(coverage, 4), "hidden_size": width, "texts": len(texts),
+    }
+    return vectors_pipeline(lang, forms, table), record
+
+
 def make_vectors(
     source: Union[str, Path], texts: Iterable[str], lang: str, settings: VectorSettings
 ) -> Tuple[Language, dict]:
     """Everything the command does but writing: the pipeline holding the vectors and a
     record of how they were made. The transformer is loaded first, so a bad source is
     said before the text is read."""
+    if settings.context:
+        return make_context_vectors(source, texts, lang, settings)
     model, tokenizer, kind, local_dir = load_transformer(source)
     if settings.texts:
         texts = itertools.islice(texts, settings.texts)
