@@ -18,6 +18,7 @@ import srsly
 from spacy.language import Language
 from spacy.tokens import Doc, DocBin
 from spacy.training import Example
+from spacy.vocab import Vocab
 from wasabi import Printer
 
 from ..atomic import atomic_write_json
@@ -34,9 +35,19 @@ REPORT_FILE = "report.json"
 
 def agreement(nlp: Language, references: Sequence[Doc]) -> Dict[str, float]:
     """Scores of `nlp` against reference docs (the teacher's annotation or gold), in
-    percent, for the FIELDS the pipeline and the references both have."""
-    examples = [Example(nlp.make_doc(doc.text), doc) for doc in references]
+    percent, for the FIELDS the pipeline and the references both have.
+
+    The references are moved into the pipeline's vocab first: spaCy's morph scorer
+    reads each predicted analysis from the reference doc's strings, so a reference read
+    into another vocab (a gold corpus, the teacher's docs) fails on an analysis the
+    pipeline predicts that the reference never holds."""
+    examples = [Example(nlp.make_doc(doc.text), in_vocab(doc, nlp.vocab)) for doc in references]
     return percent_fields(nlp.evaluate(examples))
+
+
+def in_vocab(doc: Doc, vocab: Vocab) -> Doc:
+    """The doc itself if it already uses `vocab`, else a copy that does."""
+    return doc if doc.vocab is vocab else Doc(vocab).from_bytes(doc.to_bytes())
 
 
 def percent_fields(scores: Dict[str, Any]) -> Dict[str, float]:
