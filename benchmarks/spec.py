@@ -168,6 +168,11 @@ def load_spec(path: Path, overrides: Optional[Dict[str, str]] = None) -> Spec:
     return spec
 
 
+def _missing_var(name: str) -> str:
+    """What is wrong with a {vars.X} that vars lacks, and how to fix it."""
+    return f"{{{name}}}: no such entry in vars (add it, or pass --var {name[5:]}=VALUE)"
+
+
 def _vars_filled(text: str, variables: Dict[str, str], where: str) -> str:
     """A data entry with its {vars.X} filled in, so that a path the project's commands
     also name (a teacher, a text) is written once, in vars, and --var moves both."""
@@ -177,7 +182,7 @@ def _vars_filled(text: str, variables: Dict[str, str], where: str) -> str:
         if not name.startswith("vars."):
             raise SpecError(f"{where}: {{{name}}}: a data entry takes only {{vars.X}} placeholders")
         if name[5:] not in variables:
-            raise SpecError(f"{where}: {{{name}}}: no such entry in vars (add it, or pass --var {name[5:]}=VALUE)")
+            raise SpecError(f"{where}: {_missing_var(name)}")
         return variables[name[5:]]
 
     return PLACEHOLDER.sub(value, text)
@@ -224,7 +229,7 @@ def _check_placeholders(spec: Spec) -> None:
         for name in PLACEHOLDER.findall(text):
             if name.startswith("vars."):
                 if name[5:] not in spec.vars:
-                    raise spec.error(key, f"{{{name}}}: no such entry in vars (add it, or pass --var {name[5:]}=VALUE)")
+                    raise spec.error(key, _missing_var(name))
             elif name.startswith("model:"):
                 if name[6:] not in spec.systems:
                     raise spec.error(key, f"{{{name}}} names no system (the systems are {', '.join(spec.systems)})")

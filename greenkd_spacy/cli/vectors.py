@@ -48,11 +48,9 @@ def static_vectors_cli(
         msg.fail(f"--texts is {texts}: give 0 (every text) or how many texts to count words in.", exits=1)
     settings = VectorSettings(words=words, min_count=min_count, dims=dims, texts=texts, context=context)
     start = time.process_time()
-    if context:
-        msg.info(f"Loading {source}, counting the words of {text}, then averaging the vectors its encoder gives "
-                 f"each of up to {words:,} where they occur")
-    else:
-        msg.info(f"Loading {source}, counting the words of {text}, then passing each of up to {words:,} through it")
+    then = (f"averaging the vectors its encoder gives each of up to {words:,} where they occur" if context
+            else f"passing each of up to {words:,} through it")
+    msg.info(f"Loading {source}, counting the words of {text}, then {then}")
     nlp, record = make_vectors(source, iter_texts(text), lang, settings)
     record["cpu_seconds"] = round(time.process_time() - start, 1)
     record["text"] = str(text)

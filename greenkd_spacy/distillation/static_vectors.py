@@ -171,7 +171,7 @@ def vectors_pipeline(lang: str, forms: List[str], table: numpy.ndarray) -> Langu
 
 
 # The components whose output is a token's vector, in the order they are looked for.
-ENCODER_FACTORIES = ("transformer", "tok2vec")
+ENCODER_FACTORIES = (*TRANSFORMER_FACTORIES, "tok2vec")
 
 
 def encoder_only(nlp: Language, source: str) -> Language:
