@@ -987,3 +987,50 @@ def test_a_worker_rebuilds_a_senters_silver_adapter_from_the_job(tmp_path):
     job = AnnotationJob(teacher=str(tmp_path / "teacher"), student_config=student.config.to_str(), pairs=[pair], top_k=0)
     [(teacher_pipe, pipe)] = RecordMaker.from_job(job).pairs
     assert teacher_pipe.name == "parser" and isinstance(pipe, SentStartsFromTreesAdapter)
+
+
+def test_a_tagger_student_takes_gold_tags_beside_the_teachers(tagger_teacher, tmp_path):
+    """Where the corpus has gold tags the student learns them beside the teacher's
+    distributions (gold_weight), as greenkd_parser takes gold trees: a teacher that is
+    wrong on an attribute the corpus has right no longer teaches its error alone."""
+    fix_random_seed(0)
+    wrong = spacy.blank("en")
+    wrong.add_pipe("tagger")
+    # The teacher tags "pizza" ADJ; the corpus says NOUN (the same label set).
+    mistagged = [[("ADJ" if w == "pizza" else p) for w, p in zip(words, pos)] for words, _, _, pos in SENTENCES]
+    examples = [
+        Example(Doc(wrong.vocab, words=words), Doc(wrong.vocab, words=words, tags=tags))
+        for (words, _, _, _), tags in zip(SENTENCES, mistagged)
+    ]
+    optimizer = wrong.initialize(lambda: examples)
+    for _ in range(60):
+        wrong.update(examples, sgd=optimizer)
+    assert tags(wrong) == mistagged
+    (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
+    gold = [pos for _, _, _, pos in SENTENCES]
+    for weight, expected in [(0.0, mistagged), (3.0, gold)]:
+        config = tagger_config(tmp_path, max_steps=80)
+        config["distillation"]["gold_weight"] = weight
+        config["distillation"]["cache_dir"] = str(tmp_path / "cache")
+        student, _ = distill(wrong, config, tmp_path / f"out{weight}")
+        assert tags(student) == expected, weight
+
+
+def test_the_gold_loss_of_a_tagger_student_skips_docs_without_gold():
+    """A raw-text doc's reference has no tags, and a senter's reference no sentence
+    starts: its rows of the gold gradient are zero (spaCy's senter loss would read
+    unset starts as "inside a sentence")."""
+    nlp = spacy.blank("en")
+    senter = nlp.add_pipe("senter")
+    words = ["A", "b", ".", "C", "d", "."]
+    gold_doc = Doc(nlp.vocab, words=words, sent_starts=[True, False, False, True, False, False])
+    raw = Doc(nlp.vocab, words=words)
+    nlp.initialize(lambda: [Example(gold_doc.copy(), gold_doc)])
+    adapter = distillable(senter)
+    examples = [Example(raw.copy(), gold_doc), Example(raw.copy(), raw.copy())]
+    assert [adapter.has_gold(eg.reference) for eg in examples] == [True, False]
+    scores = senter.model.predict([eg.predicted for eg in examples])
+    _, d_scores = adapter._gold_loss(examples)(scores)
+    assert numpy.abs(senter.model.ops.to_numpy(d_scores[0])).sum() > 0
+    assert not numpy.abs(senter.model.ops.to_numpy(d_scores[1])).any()
+    assert adapter._gold_loss(examples[1:]) is None

@@ -18,7 +18,7 @@ and learning silver targets (the teacher's predicted entities / trees / lemmas /
 targets.encode/decode_silver); `senter` learning a parser's sentence starts (silver,
 from the same records as a parser student's trees).
 """
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 import numpy
 from spacy.pipeline import (
@@ -130,8 +130,37 @@ class TaggerAdapter(SpacyPipeAdapter):
         # The student's bare docs, as the teacher pass gives them (a live teacher's input
         # is then the same as the cached one's).
         teacher = self._teacher_probs(teacher_pipe, docs)
-        losses[self.name] += self.soft_step(self.pipe, docs, teacher, drop, sgd)
+        gold_loss = self._gold_loss(examples) if self.gold_weight > 0 else None
+        losses[self.name] += self.soft_step(self.pipe, docs, teacher, drop, sgd, gold_loss)
         return losses
+
+    def has_gold(self, reference: Doc) -> bool:
+        """Whether a corpus doc carries this tagger's annotation (a raw-text doc does
+        not; its unset sentence starts must not read as "no sentence starts here")."""
+        if isinstance(self.pipe, SentenceRecognizer):
+            return reference.has_annotation("SENT_START")
+        if isinstance(self.pipe, Morphologizer):
+            return reference.has_annotation("POS") or reference.has_annotation("MORPH")
+        return reference.has_annotation("TAG")
+
+    def _gold_loss(self, examples: List[Example]) -> Optional[Callable[[List[Any]], Tuple[float, List[Any]]]]:
+        """The pipe's own loss (spaCy's tagger loss, its label smoothing included) on
+        the docs with gold, beside the teacher's distributions, as greenkd_parser takes
+        gold trees: a teacher that is worse than the corpus on an attribute (EWT's
+        morphology) no longer drags the student below a gold-trained one. Docs without
+        gold add nothing. None when the batch has no gold doc."""
+        gold = [i for i, eg in enumerate(examples) if self.has_gold(eg.reference)]
+        if not gold:
+            return None
+
+        def loss(scores: List[Any]) -> Tuple[float, List[Any]]:
+            value, d_gold = self.pipe.get_loss([examples[i] for i in gold], [scores[i] for i in gold])
+            d_scores = [self.pipe.model.ops.alloc2f(*s.shape) for s in scores]
+            for i, d in zip(gold, d_gold):
+                d_scores[i] = d
+            return float(value), d_scores
+
+        return loss
 
     def get_teacher_student_loss(
         self, teacher_scores: Sequence[numpy.ndarray], student_scores: Sequence[Any]

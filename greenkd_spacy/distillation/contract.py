@@ -243,7 +243,10 @@ class DistillableMixin:
         if gold_loss is not None:
             gold, d_gold = gold_loss(scores)
             loss += self.gold_weight * gold
-            d_scores = d_scores + self.gold_weight * pipe.model.ops.asarray(d_gold)
+            if isinstance(d_scores, list):  # a tagger's scores: one array per doc
+                d_scores = [d + self.gold_weight * pipe.model.ops.asarray(g) for d, g in zip(d_scores, d_gold)]
+            else:
+                d_scores = d_scores + self.gold_weight * pipe.model.ops.asarray(d_gold)
         backprop(d_scores)
         if sgd is not None:
             pipe.finish_update(sgd)
