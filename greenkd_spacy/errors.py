@@ -377,6 +377,23 @@ class Errors(metaclass=ErrorsWithCodes):
         "(doc._.trf_data). {source} has {components}. Give such a pipeline (the teacher "
         "itself), or drop --context to pass each word through a transformer alone."
     )
+    E077 = (
+        "The teacher cache holds encoder vectors for {targets} tokens of a batch the "
+        "student's encoder read as {tokens}: the cache was made with another "
+        "tokenization. Delete the cache directory ([distillation] cache_dir) or give "
+        "another one, and run again."
+    )
+    E078 = (
+        "[distillation] hidden_weight > 0 needs one shared spaCy 'tok2vec' in the student "
+        "that its components listen to (found {found}; the student's components: "
+        "{pipes}). Name it with [distillation] hidden_encoder, or set hidden_weight = 0."
+    )
+    E079 = (
+        "[distillation] hidden_weight > 0, but the teacher has no encoder to learn from "
+        "(a 'tok2vec' or spacy-transformers 'transformer'; its components: {pipes}). "
+        "Name one with [distillation.student_to_teacher] (e.g. tok2vec = \"transformer\"), "
+        "or set hidden_weight = 0."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -42,6 +42,7 @@ from ..util import peak_rss_mb
 from .adapters import distillable
 from .annotate import annotate
 from .copies import GoldCopies, plan_gold_copies
+from .hidden import HIDDEN_KIND, hidden_state_pair
 from .heldout import SkipFirst, check_segmentation, has_no_data, silver_dev_set
 from .report import pipeline_path, write_report
 from .schema import DEFAULTS, ConfigSchemaDistill
@@ -328,6 +329,9 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     student = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     T = registry.resolve(student.config.interpolate()["training"], schema=ConfigSchemaTraining)
     pairs = pair_components(student, teacher_nlp, D["student_to_teacher"])
+    hidden = hidden_state_pair(student, teacher_nlp, D)
+    if hidden is not None:
+        pairs.insert(0, hidden)
     for _, pipe, teacher_pipe in pairs:
         pipe.check_teacher_kind(teacher_pipe)
     init_config = student.config
@@ -670,8 +674,11 @@ def _distill(
     for name, pipe, teacher_pipe in run.pairs:
         # Which teacher component teaches which student, and how: a pairing the user did
         # not name (a senter of a parser, say) is said, not left to be guessed.
-        kind = "silver" if is_silver(pipe.teacher_settings()) else "soft"
-        stderr.write(f"Student '{name}' learns from teacher '{teacher_pipe.name}' ({type(teacher_pipe).__name__}): {kind} targets.\n")
+        settings = pipe.teacher_settings()
+        kind = "silver targets" if is_silver(settings) else "soft targets"
+        if settings.get("kind") == HIDDEN_KIND:
+            kind = f"its output per token (hidden_weight {run.D['hidden_weight']:g})"
+        stderr.write(f"Student '{name}' learns from teacher '{teacher_pipe.name}' ({type(teacher_pipe).__name__}): {kind}.\n")
     # One teacher pass per cache at a time: two would label the same shards and their
     # cost records would under-report.
     # The held-out texts are labelled first: how the teacher segments them is checked

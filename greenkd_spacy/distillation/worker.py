@@ -22,6 +22,7 @@ from thinc.api import Config
 from ..atomic import atomic_write_bytes
 from ..errors import Errors
 from .adapters import distillable
+from .hidden import adapter_from_settings
 from .cache import TeacherCache
 from .contract import DistillSettings
 
@@ -131,7 +132,8 @@ class RecordMaker:
         pairs = []
         for pair in job.pair_jobs():
             teacher_pipe = teacher.get_pipe(pair.teacher_pipe)
-            pipe = distillable(student.get_pipe(pair.student_pipe), teacher_pipe)
+            student_pipe = student.get_pipe(pair.student_pipe)
+            pipe = adapter_from_settings(student_pipe, pair.settings) or distillable(student_pipe, teacher_pipe)
             pipe.cfg.update(pair.student_cfg)
             pipe.set_distill_settings(DistillSettings(**pair.distill_settings))
             if _canonical(pipe.teacher_settings()) != _canonical(pair.settings):
@@ -163,12 +165,20 @@ class RecordMaker:
             batch = examples[b : b + self.batch_size]
             docs = [self.teacher_doc(eg.predicted) for eg in batch]
             for position, (name, proc) in enumerate(self.teacher.pipeline):
-                for i, (teacher_pipe, student_pipe) in enumerate(self.pairs):
-                    if teacher_pipe.name == name:
+                # A head's records come from the docs its pipeline hands it; an
+                # encoder's (hidden.py) from its own output, after it ran.
+                here = [(i, pair) for i, pair in enumerate(self.pairs) if pair[0].name == name]
+                after = [(i, pair) for i, pair in here if getattr(pair[1], "reads_teacher_output", False)]
+                for i, (teacher_pipe, student_pipe) in here:
+                    if not getattr(student_pipe, "reads_teacher_output", False):
                         out[i].update(student_pipe.teacher_records(teacher_pipe, docs, batch, self.top_k))
-                if position == self.last:
+                if position == self.last and not after:
                     break
                 docs = list(proc.pipe(docs)) if hasattr(proc, "pipe") else [proc(doc) for doc in docs]
+                for i, (teacher_pipe, student_pipe) in after:
+                    out[i].update(student_pipe.teacher_records(teacher_pipe, docs, batch, self.top_k))
+                if position == self.last:
+                    break
         return out
 
 
