@@ -15,6 +15,7 @@ close to the originals' (Johnson-Lindenstrauss), no fit over the corpus is neede
 the pass, and 1.4M tokens at 128 float16 columns take 360 MB instead of a gigabyte.
 """
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Dict, List, Optional, Tuple
 
 import numpy
@@ -45,9 +46,11 @@ class HiddenSettings:
     seed: int = 0
 
 
+@lru_cache(maxsize=8)
 def projection_matrix(width: int, dims: int, seed: int) -> numpy.ndarray:
     """(width, min(width, dims)) with orthonormal columns, the same for a seed and width
-    in every process (the teacher pass may run on Ray workers)."""
+    in every process (the teacher pass may run on Ray workers). Made once per process:
+    its QR cost more than the transformer's pass over a short doc."""
     rng = numpy.random.default_rng(seed)
     q, _ = numpy.linalg.qr(rng.normal(size=(width, min(width, dims))))
     return q.astype("float32")
