@@ -4,14 +4,14 @@ import numpy
 import pytest
 import spacy
 from spacy.cli.init_config import init_config
-from spacy.tokens import Doc, DocBin
+from spacy.tokens import Doc
 from spacy.training import Example
 from spacy.util import fix_random_seed, load_model_from_config
 
 from greenkd_spacy.distillation.hidden import cosine_loss, projection_matrix
 from greenkd_spacy.distillation.loop import distill
 
-from .test_spacy_adapters import tagger_config
+from .test_spacy_adapters import save_tagger_teacher, tagger_config
 from .util import SENTENCES
 
 
@@ -54,16 +54,7 @@ def encoder_teacher(tmp_path_factory):
     path = tmp_path_factory.mktemp("encoder_teacher")
     fix_random_seed(0)
     config = init_config(lang="en", pipeline=["tagger"], optimize="efficiency")
-    nlp = load_model_from_config(config, auto_fill=True)
-    examples = [
-        Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, tags=pos)) for words, _, _, pos in SENTENCES
-    ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer)
-    nlp.to_disk(path / "model")
-    DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
-    return path
+    return save_tagger_teacher(load_model_from_config(config, auto_fill=True), path, 40)
 
 
 def test_the_students_encoder_learns_the_teachers_encoder_output(encoder_teacher, tmp_path):

@@ -30,23 +30,29 @@ def tagger_config(tmp_path, max_steps=60):
     return config
 
 
-@pytest.fixture(scope="module")
-def tagger_teacher(tmp_path_factory):
-    """A spaCy tagger trained on the two tiny sentences (tags = their UPOS)."""
-    path = tmp_path_factory.mktemp("tagger")
-    fix_random_seed(0)
-    nlp = spacy.blank("en")
-    nlp.add_pipe("tagger")
+def save_tagger_teacher(nlp, path, steps):
+    """Train the pipeline's tagger on the two tiny sentences (tags = their UPOS); save
+    it as path/model and the gold as path/train.spacy. RETURNS path."""
     examples = [
         Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, tags=pos))
         for words, _, _, pos in SENTENCES
     ]
     optimizer = nlp.initialize(lambda: examples)
-    for _ in range(60):
+    for _ in range(steps):
         nlp.update(examples, sgd=optimizer)
     nlp.to_disk(path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
     return path
+
+
+@pytest.fixture(scope="module")
+def tagger_teacher(tmp_path_factory):
+    """A spaCy tagger (its encoder inline) trained on the two tiny sentences."""
+    path = tmp_path_factory.mktemp("tagger")
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe("tagger")
+    return save_tagger_teacher(nlp, path, 60)
 
 
 def tags(nlp):
