@@ -148,6 +148,10 @@ class DistillableMixin:
     # students: their `update` takes no per-doc weight). Behind a shared encoder the
     # loop makes the copies for the whole group (copies.py).
     takes_gold_by_copies: bool = False
+    # Whether the teacher pass makes this component's records from the docs after its
+    # teacher component ran (an encoder's output, hidden.py) instead of before (a head
+    # reads what the earlier components set).
+    reads_teacher_output: bool = False
     # The defaults until a run hands over its own (frozen, so one instance can serve as
     # every component's default).
     distill_settings: DistillSettings = DistillSettings()

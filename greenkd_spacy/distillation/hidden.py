@@ -95,8 +95,6 @@ class HiddenStateAdapter(DistillableMixin):
     listeners will send, and passes its output to them as spaCy's Tok2Vec.update does,
     so the encoder still runs once per batch."""
 
-    # The records are read from the teacher docs after the teacher's encoder ran
-    # (worker.RecordMaker), not before, as for a head.
     reads_teacher_output = True
 
     def __init__(self, pipe: Tok2Vec, settings: HiddenSettings):

@@ -168,9 +168,9 @@ class RecordMaker:
                 # A head's records come from the docs its pipeline hands it; an
                 # encoder's (hidden.py) from its own output, after it ran.
                 here = [(i, pair) for i, pair in enumerate(self.pairs) if pair[0].name == name]
-                after = [(i, pair) for i, pair in here if getattr(pair[1], "reads_teacher_output", False)]
+                after = [(i, pair) for i, pair in here if pair[1].reads_teacher_output]
                 for i, (teacher_pipe, student_pipe) in here:
-                    if not getattr(student_pipe, "reads_teacher_output", False):
+                    if not student_pipe.reads_teacher_output:
                         out[i].update(student_pipe.teacher_records(teacher_pipe, docs, batch, self.top_k))
                 if position == self.last and not after:
                     break
