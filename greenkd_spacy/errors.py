@@ -394,6 +394,17 @@ class Errors(metaclass=ErrorsWithCodes):
         "Name one with [distillation.student_to_teacher] (e.g. tok2vec = \"transformer\"), "
         "or set hidden_weight = 0."
     )
+    E080 = (
+        "The silver students behind the shared encoder '{encoder}' ask for different "
+        "gold weights ({weights}). They learn gold docs as copies in the one batch their "
+        "encoder reads, so they need one weight: give them the same entry in "
+        "[distillation.gold_weights] (or none, for [distillation] gold_weight)."
+    )
+    E081 = (
+        "[distillation.gold_weights] names {unknown}, which the student does not distil "
+        "(its distilled components: {names}). Use the student's component names, e.g. "
+        "morphologizer = 3."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -748,7 +748,7 @@ def test_spacy_ner_behind_a_shared_tok2vec_takes_gold_copies_with_its_encoder(tm
     student, summary = distill(teacher, config, tmp_path / "out")
     assert summary["training"]["steps"] == 40
     assert sizes and set(sizes) == {4}  # both gold docs of every batch of 2, twice
-    assert learners["ner"].distill_settings.gold_copies is True
+    assert learners["ner"].distill_settings.gold_copies == 2.0 and learners["ner"].gold_weight == 1.0
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
     monkeypatch.undo()
     monkeypatch.setattr(loop_module, "plan_gold_copies", recording_plan)
@@ -758,7 +758,7 @@ def test_spacy_ner_behind_a_shared_tok2vec_takes_gold_copies_with_its_encoder(tm
     own["nlp"]["pipeline"] = ["ner"]
     student, summary = distill(teacher, own, tmp_path / "out-own")
     assert student.pipe_names == ["ner"] and summary["training"]["steps"] == 40
-    assert learners["ner"].distill_settings.gold_copies is False
+    assert learners["ner"].distill_settings.gold_copies == 0.0 and learners["ner"].gold_weight == 2.0
     assert [[(e.start_char, e.end_char, e.label_) for e in student(t).ents] for t in NER_TEXTS] == NER_ENTS
 
 
@@ -1014,12 +1014,17 @@ def test_a_tagger_student_takes_gold_tags_beside_the_teachers(tagger_teacher, tm
     assert tags(wrong) == mistagged
     (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
     gold = [pos for _, _, _, pos in SENTENCES]
-    for weight, expected in [(0.0, mistagged), (3.0, gold)]:
+    # The run's weight, or the component's own in [distillation.gold_weights].
+    for weight, own, expected in [(0.0, {}, mistagged), (3.0, {}, gold), (0.0, {"tagger": 3.0}, gold)]:
         config = tagger_config(tmp_path, max_steps=80)
         config["distillation"]["gold_weight"] = weight
+        config["distillation"]["gold_weights"] = own
         config["distillation"]["cache_dir"] = str(tmp_path / "cache")
-        student, _ = distill(wrong, config, tmp_path / f"out{weight}")
-        assert tags(student) == expected, weight
+        student, _ = distill(wrong, config, tmp_path / f"out{weight}{len(own)}")
+        assert tags(student) == expected, (weight, own)
+    config["distillation"]["gold_weights"] = {"tagger": 3.0, "morphologiser": 3.0}
+    with pytest.raises(ValueError, match=r"gold_weights\] names \['morphologiser'\].*'tagger'"):
+        distill(wrong, config, tmp_path / "misnamed")
 
 
 def test_the_gold_loss_of_a_tagger_student_skips_docs_without_gold():

@@ -94,18 +94,20 @@ class DistillSettings:
     outside a run, or loaded from disk, has the defaults.
 
     temperature (float): T, applied to teacher and student distributions ([distillation]).
-    gold_weight (float): Weight of the gold loss where a doc has gold ([distillation]).
+    gold_weight (float): Weight of the gold loss where a doc has gold ([distillation]
+        gold_weight, or this component's entry in [distillation.gold_weights]).
     targets (Optional[str]): "soft" (the teacher's distributions) or "silver" (its
         predicted annotation), as the component decided from its teacher's kind in
         `check_teacher_kind`; None before that (soft).
-    gold_copies (bool): The runner already puts `gold_weight` copies of each gold doc in
-        this component's batch (copies.py), so a copy counts once.
+    gold_copies (float): Copies of each gold doc the runner already puts in this
+        component's batch (copies.py; 0: none made). The component's gold weight is
+        divided by it, so a copy is not weighted twice.
     """
 
     temperature: float = 1.0
     gold_weight: float = 1.0
     targets: Optional[str] = None
-    gold_copies: bool = False
+    gold_copies: float = 0.0
 
     def __post_init__(self) -> None:
         if self.targets is not None and self.targets not in TARGET_KINDS:
@@ -184,11 +186,13 @@ class DistillableMixin:
 
     @property
     def gold_weight(self) -> float:
-        """[distillation] gold_weight; 1 where the loop already put that many copies of
-        each gold doc in the batch (copies.py), so a copy is not weighted twice."""
+        """This component's gold weight per gold doc in its batch: the run's weight,
+        divided by the copies of each gold doc the loop already put there (copies.py),
+        so a copy is not weighted twice (1 for the silver students that made them)."""
         weight = float(self.distill_settings.gold_weight)
-        if weight > 0 and self.distill_settings.gold_copies:
-            return 1.0
+        copies = float(self.distill_settings.gold_copies)
+        if weight > 0 and copies > 0:
+            return weight / copies
         return weight
 
     def check_settings(self) -> None:

@@ -17,6 +17,8 @@ from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
 
+from ..errors import Errors
+
 GoldCheck = Callable[[Doc], bool]
 
 
@@ -60,28 +62,32 @@ class GoldCopies:
         return expanded
 
 
-def plan_gold_copies(
-    student: Language, learners: Dict[str, Any], weight: float, frozen: Set[str]
-) -> List[GoldCopies]:
+def plan_gold_copies(student: Language, learners: Dict[str, Any], frozen: Set[str]) -> List[GoldCopies]:
     """One GoldCopies per shared encoder that feeds a silver student taking its gold
-    weight by copies, when the weight is not 0 or 1 (0: no gold doc is learned as gold;
-    1: one copy, the batch as it is). Marks the components of each group, so they count
-    a copy once instead of weighting it again."""
+    weight by copies, when that weight (each learner's run settings) is not 0 or 1 (0:
+    no gold doc is learned as gold; 1: one copy, the batch as it is). Tells every
+    learner of a group how many copies it sees, so it divides its own gold weight by
+    them instead of weighting a copy again.
+
+    Raises ValueError when silver students behind one encoder ask for different gold
+    weights: the encoder sees one batch, so there is one number of copies."""
     for pipe in learners.values():
         # A student distilled again in this process still holds the last run's settings.
-        pipe.update_distill_settings(gold_copies=False)
-    if weight in (0.0, 1.0):
-        return []
+        pipe.update_distill_settings(gold_copies=0.0)
     groups = []
     for name, proc in student.pipeline:
         listeners = list(getattr(proc, "listening_components", None) or [])
         if not listeners or name in frozen:
             continue
-        copying = [learners[n] for n in listeners if n in learners and learners[n].takes_gold_by_copies]
-        if not copying:
+        copying = {n: learners[n] for n in listeners if n in learners and learners[n].takes_gold_by_copies}
+        weights = {n: float(pipe.distill_settings.gold_weight) for n, pipe in copying.items()}
+        if len(set(weights.values())) > 1:
+            raise ValueError(Errors.E080.format(encoder=name, weights=weights))
+        weight = next(iter(weights.values()), 0.0)
+        if weight in (0.0, 1.0):
             continue
         for listener in listeners:
             if listener in learners:
-                learners[listener].update_distill_settings(gold_copies=True)
-        groups.append(GoldCopies(weight, {name, *listeners}, [pipe.has_gold for pipe in copying]))
+                learners[listener].update_distill_settings(gold_copies=weight)
+        groups.append(GoldCopies(weight, {name, *listeners}, [pipe.has_gold for pipe in copying.values()]))
     return groups

@@ -332,6 +332,9 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     hidden = hidden_state_pair(student, teacher_nlp, D)
     if hidden is not None:
         pairs.insert(0, hidden)
+    unknown = sorted(set(D["gold_weights"]) - {name for name, _, _ in pairs})
+    if unknown:
+        raise ValueError(Errors.E081.format(unknown=unknown, names=[name for name, _, _ in pairs]))
     for _, pipe, teacher_pipe in pairs:
         pipe.check_teacher_kind(teacher_pipe)
     init_config = student.config
@@ -375,13 +378,12 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         # On the component object for this run (contract.DistillSettings), never in its
         # cfg, which is saved with the student; the targets it chose in
         # check_teacher_kind stay.
-        pipe.update_distill_settings(temperature=D["temperature"], gold_weight=D["gold_weight"])
+        gold_weight = D["gold_weights"].get(name, D["gold_weight"])
+        pipe.update_distill_settings(temperature=D["temperature"], gold_weight=gold_weight)
         pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)
-    gold_copies = plan_gold_copies(
-        student, {name: pipe for name, pipe, _ in pairs}, D["gold_weight"], set(T["frozen_components"])
-    )
+    gold_copies = plan_gold_copies(student, {name: pipe for name, pipe, _ in pairs}, set(T["frozen_components"]))
     check_student_runs(student, train_corpus(student))
     return Run(D, T, student, pairs, train_corpus, dev_corpus, gold_copies, heldout_from)
 
