@@ -288,3 +288,35 @@ def test_textcat_cpu_first_checks_follow_the_rows():
     assert checks["ngram-linear"]["met"] is True
     rows[3]["disk_bytes"] = 31_000_000
     assert {c["target"].split(" ")[0]: c for c in textcat.check("sst2", rows)}["ngram-linear"]["met"] is False
+
+
+def _student_row(system, words, las, teacher_cpu, train_cpu):
+    one_pass = {"words_labelled": words, "components": ["tagger", "parser"]}
+    return {
+        "system": system, "las": las, "upos_acc": 95.0,
+        # One pass labels both components: its words are counted once.
+        "distillation_cost": {"annotation": {"tagger": one_pass, "parser": one_pass}},
+        "teacher_annotation_cpu_seconds": teacher_cpu, "train_cpu_seconds": train_cpu,
+    }
+
+
+def test_the_transfer_curve_orders_points_by_text_and_says_what_each_keeps_and_costs():
+    from benchmarks import transfer_curve
+
+    rows = [
+        _student_row("student-t100", 1_000_000, 85.0, 900.0, 5000.0),
+        _student_row("student-t10", 100_000, 83.0, 90.0, 5000.0),
+        {"system": "teacher-trf", "las": 86.0, "upos_acc": 96.0},
+        {"system": "spacy-cnn-gold", "las": 82.0, "upos_acc": 94.0},
+    ]
+    result = transfer_curve.curve(rows, ["student-t100", "student-t10"], ["las", "upos_acc"], "spacy-cnn-gold", "teacher-trf")
+    assert [p["system"] for p in result["points"]] == ["student-t10", "student-t100"]
+    low, high = result["points"]
+    assert low["transfer_words"] == 100_000 and high["cpu_seconds"] == 5900.0
+    assert low["las_lead_kept"] == 0.25 and high["las_lead_kept"] == 0.75 and high["upos_acc_lead_kept"] == 0.5
+    text = transfer_curve.table(result)
+    assert "| student-t10 | 100,000 | 83.00 | 25% | 95.00 | 50% | 90 | 5,000 | 5,090 |" in text
+    with pytest.raises(transfer_curve.CurveError, match="no teacher pass"):
+        transfer_curve.curve(rows, ["spacy-cnn-gold"], ["las"], "spacy-cnn-gold", "teacher-trf")
+    with pytest.raises(transfer_curve.CurveError, match=r"No row named \['student-t30'\]"):
+        transfer_curve.curve(rows, ["student-t30"], ["las"], "spacy-cnn-gold", "teacher-trf")
