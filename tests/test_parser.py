@@ -367,6 +367,31 @@ def test_shape_embedding_widens_the_encoder_input():
     assert vectors.shape == (4, 16)
 
 
+def test_subword_embedding_gives_an_unseen_word_a_vector_from_its_spelling(tmp_path):
+    """With subword_width, the encoder also reads the mean of a word's character n-gram
+    rows: two words that share no hashed NORM row but most of their spelling get close
+    subword vectors, and a saved encoder reads the same rows back."""
+    from greenkd_spacy.models.encoder import build_bilstm_encoder
+
+    plain = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1)
+    sub = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1, subword_width=6, subword_rows=500)
+    lstm_in = lambda model: model.layers[-1].get_dim("nI")  # noqa: E731
+    assert lstm_in(sub) == lstm_in(plain) + 6
+    nlp = spacy.blank("en")
+    docs = [nlp("unbelievable unbelievably zebra")]
+    sub.initialize(X=docs)
+    (vectors,) = sub.predict(docs)
+    assert vectors.shape == (3, 16)
+    subwords = next(node for node in sub.walk() if node.name == "subword_embed")
+    (rows,) = subwords.predict(docs)
+    near, far = numpy.linalg.norm(rows[0] - rows[1]), numpy.linalg.norm(rows[0] - rows[2])
+    assert near < far
+    loaded = build_bilstm_encoder(word_width=8, affix_width=4, pos_width=0, hidden_width=8, depth=1, subword_width=6, subword_rows=500)
+    loaded.initialize(X=docs)
+    loaded.from_bytes(sub.to_bytes())
+    numpy.testing.assert_allclose(loaded.predict(docs)[0], vectors, rtol=1e-6)
+
+
 def test_word_dropout_hides_whole_word_embeddings_in_training_only():
     from greenkd_spacy.models.encoder import build_bilstm_encoder, row_dropout
 

@@ -2,8 +2,9 @@
 
 Hashed word embeddings (NORM), affix embeddings (PREFIX, SUFFIX), an optional word-shape
 embedding (SHAPE: capitalisation and digits, which NORM lowercases away; for NER), an
-optional UPOS embedding and optional static vectors are concatenated and fed to a
-stacked BiLSTM. Optional word dropout (Lample et al. 2016) hides a token's word
+optional UPOS embedding, optional static vectors and an optional mean of the word's
+hashed character n-grams (subwords.subword_embed: a vector for a word met in no
+training text) are concatenated and fed to a stacked BiLSTM. Optional word dropout (Lample et al. 2016) hides a token's word
 embedding during training, so the model learns to label unseen words from their
 affixes, shape and context: a hashed row of a word never seen in training is noise.
 Every width is a config value, so the 20/40/60/80 % students are one override away.
@@ -29,6 +30,7 @@ from thinc.api import (
 from thinc.types import Floats2d
 
 from .pytorch.bilstm import StackedBiLSTM
+from .subwords import subword_embed
 from .torch_bridge import flat_to_list_outputs, list_to_flat_inputs, torch_wrapper
 
 
@@ -46,6 +48,8 @@ def build_bilstm_encoder(
     shape_width: int = 0,
     shape_rows: int = 1000,
     word_dropout: float = 0.0,
+    subword_width: int = 0,
+    subword_rows: int = 20000,
 ) -> Model[List[Doc], List[Floats2d]]:
     """Build the paper's token encoder: embeddings -> stacked BiLSTM.
 
@@ -66,6 +70,10 @@ def build_bilstm_encoder(
     shape_rows (int): Rows of the shape table.
     word_dropout (float): Probability of zeroing a token's word (NORM) embedding during
         training (0: off, the paper's setting). Not overridden by [training] dropout.
+    subword_width (int): Width of the mean of the word's hashed character 3- to
+        5-gram rows (0 to disable, the paper's setting): unseen words get a vector
+        from their spelling, where a hashed NORM row of theirs is noise.
+    subword_rows (int): Rows of the character n-gram table.
     RETURNS (Model[List[Doc], List[Floats2d]]): One vector of width 2 * hidden_width per token.
     """
     if not 0.0 <= word_dropout < 1.0:
@@ -96,6 +104,9 @@ def build_bilstm_encoder(
     if include_static_vectors:
         embed = concatenate(embed, StaticVectors(nO=word_width, dropout=0.0))
         width += word_width
+    if subword_width:
+        embed = concatenate(embed, chain(subword_embed(subword_width, subword_rows), list2ragged()))
+        width += subword_width
     lstm = bilstm_layer(width, hidden_width, depth, dropout)
     model: Model[List[Doc], List[Floats2d]] = chain(
         embed, with_array(Dropout(dropout)), ragged2list(), lstm
