@@ -30,6 +30,15 @@ def tagger_config(tmp_path, max_steps=60):
     return config
 
 
+def fit(nlp, examples, steps):
+    """Initialize the pipeline on `examples` and train it on them, the whole set a step,
+    for `steps` steps (a teacher for the tests; seed it before)."""
+    optimizer = nlp.initialize(lambda: examples)
+    for _ in range(steps):
+        nlp.update(examples, sgd=optimizer)
+    return nlp
+
+
 def save_tagger_teacher(nlp, path, steps):
     """Train the pipeline's tagger on the two tiny sentences (tags = their UPOS); save
     it as path/model and the gold as path/train.spacy. RETURNS path."""
@@ -37,9 +46,7 @@ def save_tagger_teacher(nlp, path, steps):
         Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, tags=pos))
         for words, _, _, pos in SENTENCES
     ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(steps):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, steps)
     nlp.to_disk(path / "model")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(path / "train.spacy")
     return path
@@ -83,9 +90,7 @@ def test_student_to_teacher_picks_the_teacher_component_by_name(tagger_teacher, 
         Example(Doc(other.vocab, words=words), Doc(other.vocab, words=words, tags=["X"] * len(words)))
         for words, _, _, _ in SENTENCES
     ]
-    optimizer = other.initialize(lambda: examples)
-    for _ in range(30):
-        other.update(examples, sgd=optimizer)
+    fit(other, examples, 30)
     teacher.add_pipe("tagger", name="x_tagger", source=other)
     (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
     config = tagger_config(tmp_path)
@@ -179,9 +184,7 @@ def _ner_teacher(tmp_path):
     nlp = spacy.blank("en")
     nlp.add_pipe("ner")
     examples = [Example.from_dict(nlp.make_doc(t), {"entities": e}) for t, e in zip(NER_TEXTS, NER_ENTS)]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 40)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(NER_TEXTS) + "\n", encoding="utf8")
@@ -213,9 +216,7 @@ def test_spacy_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
         Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, heads=heads, deps=deps))
         for words, heads, deps in sentences
     ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(60):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 60)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _ in sentences) + "\n", encoding="utf8")
@@ -241,9 +242,7 @@ def test_spacy_softmax_taggers_learn_from_their_own_kind(factory, tmp_path):
         reference = Doc(nlp.vocab, words=words + words, pos=pos + pos, morphs=["Number=Sing" if p == "NOUN" else "_" for p in pos + pos],
                         sent_starts=[True] + [False] * (len(words) - 1) + [True] + [False] * (len(words) - 1))
         examples.append(Example(Doc(nlp.vocab, words=words + words), reference))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(60):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 60)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(" ".join(eg.reference.text.split()) for eg in examples) + "\n", encoding="utf8")
@@ -280,9 +279,7 @@ def test_spacy_senter_learns_a_parsers_sentence_starts_and_shares_its_teacher_pa
         heads = pair[0][1] + [h + offset for h in pair[1][1]]
         deps = pair[0][2] + pair[1][2]
         examples.append(Example(Doc(nlp.vocab, words=words), Doc(nlp.vocab, words=words, heads=heads, deps=deps)))
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(80):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 80)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(eg.reference.text for eg in examples) + "\n", encoding="utf8")
@@ -390,9 +387,7 @@ def textcat_teacher(tmp_path_factory):
         Example.from_dict(nlp.make_doc(text), {"cats": {"pos": float(y == "pos"), "neg": float(y == "neg")}})
         for text, y in TEXTS
     ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(40):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 40)
     nlp.to_disk(path / "model")
     DocBin(docs=[nlp.make_doc(text) for text, _ in TEXTS]).to_disk(path / "raw.spacy")
     return path
@@ -491,9 +486,7 @@ def test_spacy_morphologizer_learns_from_a_morphologizer_on_raw_text(tmp_path):
         )
         for words, _, _, pos in SENTENCES
     ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(80):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 80)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
@@ -561,9 +554,7 @@ def test_a_whole_spacy_pipeline_is_distilled_in_one_run_with_one_teacher_pass(tm
         Example(Doc(teacher.vocab, words=w), Doc(teacher.vocab, words=w, heads=h, deps=d, tags=p))
         for w, h, d, p in SENTENCES
     ]
-    optimizer = teacher.initialize(lambda: examples)
-    for _ in range(80):
-        teacher.update(examples, sgd=optimizer)
+    fit(teacher, examples, 80)
     teacher.to_disk(tmp_path / "teacher")
     teacher = spacy.load(tmp_path / "teacher")
     (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
@@ -604,9 +595,7 @@ def test_greenkd_parser_learns_silver_trees_from_a_spacy_parser(tmp_path):
     examples = [
         Example(Doc(nlp.vocab, words=w), Doc(nlp.vocab, words=w, heads=h, deps=d)) for w, h, d, _ in SENTENCES
     ]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(80):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, 80)
     nlp.to_disk(tmp_path / "teacher")
     teacher = spacy.load(tmp_path / "teacher")
 
@@ -835,9 +824,7 @@ def _silver_teacher_and_data(tmp_path, component, make_reference, steps=80, conf
     nlp = spacy.blank("en")
     nlp.add_pipe(component, config=config or {})
     examples = [Example(Doc(nlp.vocab, words=w), make_reference(nlp, w)) for w, _, _, _ in SENTENCES]
-    optimizer = nlp.initialize(lambda: examples)
-    for _ in range(steps):
-        nlp.update(examples, sgd=optimizer)
+    fit(nlp, examples, steps)
     nlp.to_disk(tmp_path / "teacher")
     DocBin(docs=[eg.reference for eg in examples]).to_disk(tmp_path / "train.spacy")
     (tmp_path / "raw.txt").write_text("\n".join(" ".join(w) for w, _, _, _ in SENTENCES) + "\n", encoding="utf8")
@@ -1008,9 +995,7 @@ def test_a_tagger_student_takes_gold_tags_beside_the_teachers(tagger_teacher, tm
         Example(Doc(wrong.vocab, words=words), Doc(wrong.vocab, words=words, tags=tags))
         for (words, _, _, _), tags in zip(SENTENCES, mistagged)
     ]
-    optimizer = wrong.initialize(lambda: examples)
-    for _ in range(60):
-        wrong.update(examples, sgd=optimizer)
+    fit(wrong, examples, 60)
     assert tags(wrong) == mistagged
     (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
     gold = [pos for _, _, _, pos in SENTENCES]
