@@ -405,6 +405,10 @@ class Errors(metaclass=ErrorsWithCodes):
         "(its distilled components: {names}). Use the student's component names, e.g. "
         "morphologizer = 3."
     )
+    E082 = (
+        "texts_per_doc is {value}: a text reader joins at least one text into a doc. Set "
+        "texts_per_doc = 1 (one doc per text, the default) or more (e.g. 4 sentences a doc)."
+    )
     E056 = (
         "No dev set: the dev corpus '{dev}' has no path and [distillation] heldout is 0. "
         "Give one (--paths.dev DEV.spacy; `spacy apply TEACHER TEXTS DEV.spacy` makes one "

@@ -410,6 +410,27 @@ def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path)
     assert summary["training"]["steps"] == 3
 
 
+def test_texts_per_doc_joins_lines_into_docs_of_several_sentences(tmp_path):
+    """texts_per_doc = 2 gives one doc per two lines, each line starting a sentence and
+    no boundary set inside a line; the last doc takes what is left, the size in the
+    corpus key says so, and the key differs from one doc per line."""
+    from greenkd_spacy.data.text_corpus import create_distill_reader, create_text_reader
+
+    nlp = spacy.blank("en")
+    (tmp_path / "raw.txt").write_text("I like green eggs .\nShe ate it .\n\nA third one .\n", encoding="utf8")
+    docs = [eg.predicted for eg in create_text_reader(tmp_path / "raw.txt", texts_per_doc=2)(nlp)]
+    assert [doc.text for doc in docs] == ["I like green eggs . She ate it .", "A third one ."]
+    assert [[t.i for t in doc if t.is_sent_start] for doc in docs] == [[0, 5], [0]]
+    assert [t.is_sent_start for t in docs[0][1:5]] == [None] * 4
+    assert [s.text for s in docs[0].sents] == ["I like green eggs .", "She ate it ."]
+    joined = create_distill_reader(None, tmp_path / "raw.txt", texts_per_doc=2)
+    single = create_distill_reader(None, tmp_path / "raw.txt")
+    assert joined.content_key(nlp).size == len(list(joined(nlp))) == 2
+    assert single.content_key(nlp).size == 3 and joined.content_key(nlp).key != single.content_key(nlp).key
+    with pytest.raises(ValueError, match="E082"):
+        create_text_reader(tmp_path / "raw.txt", texts_per_doc=0)
+
+
 def test_greenkd_corpora_name_their_content_without_being_read(tmp_path, monkeypatch):
     """The cache key of a greenkd corpus comes from its files, settings and tokenizer:
     the same content gives the same key wherever it lies, a changed byte, limit or

@@ -123,41 +123,82 @@ class TextCorpus:
     """Unlabeled text as examples (reference = predicted, no cats), streamed; it names
     its content without being read (source_key.py)."""
 
-    def __init__(self, path: Optional[PathLike], limit: int = 0, text_key: str = "text"):
+    def __init__(self, path: Optional[PathLike], limit: int = 0, text_key: str = "text", texts_per_doc: int = 1):
         # None (paths left null) resolves, as spaCy's Corpus does, so that a config
         # whose text comes on the command line passes `spacy debug config`; reading it
         # says what is missing.
         if path is not None and not Path(path).exists():
             raise ValueError(Errors.E023.format(path=path))
+        if texts_per_doc < 1:
+            raise ValueError(Errors.E082.format(value=texts_per_doc))
         self.path = Path(path) if path is not None else None
         self.limit = limit
         self.text_key = text_key
+        self.texts_per_doc = texts_per_doc
 
     def __call__(self, nlp: Language) -> Iterator[Example]:
         if self.path is None:
             raise ValueError(Errors.E060)
-        for text in iter_texts(self.path, limit=self.limit, text_key=self.text_key):
-            doc = nlp.make_doc(text)
+        texts = iter_texts(self.path, limit=self.limit, text_key=self.text_key)
+        if self.texts_per_doc == 1:
+            for text in texts:
+                doc = nlp.make_doc(text)
+                yield Example(doc, doc.copy())
+            return
+        group: List[str] = []
+        for text in texts:
+            group.append(text)
+            if len(group) == self.texts_per_doc:
+                doc = joined_doc(nlp, group)
+                yield Example(doc, doc.copy())
+                group = []
+        if group:
+            doc = joined_doc(nlp, group)
             yield Example(doc, doc.copy())
 
     def content_key(self, nlp: Language) -> Optional[CorpusKey]:
         tokenizer = tokenizer_digest(nlp)
         if tokenizer is None or self.path is None:
             return None
-        key = combine("greenkd.TextFile.v1", files_digest(text_files(self.path)), self.limit, self.text_key, tokenizer)
-        return CorpusKey(key, count_texts(self.path, self.limit))
+        parts = [files_digest(text_files(self.path)), self.limit, self.text_key, tokenizer]
+        if self.texts_per_doc != 1:
+            # Only when set: the keys of teacher passes cached before the option existed
+            # stay valid.
+            parts.append(f"texts_per_doc={self.texts_per_doc}")
+        texts = count_texts(self.path, self.limit)
+        return CorpusKey(combine("greenkd.TextFile.v1", *parts), -(-texts // self.texts_per_doc))
+
+
+def joined_doc(nlp: Language, texts: List[str]) -> Doc:
+    """One doc of several texts, each tokenized on its own and starting a sentence (the
+    tokens within a text keep no boundary: a pipeline may still split it). A model
+    trained on one sentence per doc never sees a sentence end inside its input, and a
+    BiLSTM reading a user's whole document then carries one sentence into the next."""
+    parts = [nlp.make_doc(text) for text in texts]
+    doc = Doc.from_docs(parts, ensure_whitespace=True)
+    start = 0
+    for part in parts:
+        if len(part):
+            doc[start].is_sent_start = True
+        start += len(part)
+    return doc
 
 
 @registry.readers("greenkd.TextFile.v1")
-def create_text_reader(path: Optional[PathLike], limit: int = 0, text_key: str = "text") -> Callable[[Language], Iterable[Example]]:
+def create_text_reader(
+    path: Optional[PathLike], limit: int = 0, text_key: str = "text", texts_per_doc: int = 1
+) -> Callable[[Language], Iterable[Example]]:
     """Unlabeled text as examples (reference = predicted, no cats), streamed.
 
     path (Optional[PathLike]): See iter_texts; None (a path given on the command line)
         is an error when the corpus is read.
     limit (int): Read at most this many texts (0: all).
     text_key (str): JSONL field with the text.
+    texts_per_doc (int): Join this many consecutive texts into one doc, each text
+        starting a sentence (1: one doc per text). For one sentence per line, a few per
+        doc teach a student that reads across sentences where they end.
     """
-    return TextCorpus(path, limit, text_key)
+    return TextCorpus(path, limit, text_key, texts_per_doc)
 
 
 @registry.readers("greenkd.DistillCorpus.v1")
@@ -169,6 +210,7 @@ def create_distill_reader(
     gold_preproc: bool = False,
     gold_tokens: bool = False,
     gold_sents: bool = False,
+    texts_per_doc: int = 1,
 ) -> Callable[[Language], Iterable[Example]]:
     """The paper's distillation corpus D_train + C: a labeled .spacy corpus followed by
     unlabeled text, both streamed. Either may be null.
@@ -183,6 +225,8 @@ def create_distill_reader(
     gold_tokens (bool): The labeled docs keep their gold tokenization (as
         greenkd.Corpus.v1 does), so gold heads line up with the student's tokens.
     gold_sents (bool): ... and their gold sentence boundaries.
+    texts_per_doc (int): Join this many consecutive unlabeled texts into one doc, each
+        starting a sentence (see greenkd.TextFile.v1).
     """
     from .corpus import create_corpus_reader
 
@@ -192,7 +236,7 @@ def create_distill_reader(
     labeled = create_corpus_reader(
         train, gold_preproc=gold_preproc, gold_tokens=gold_tokens, gold_sents=gold_sents
     ) if train is not None else None
-    unlabeled = create_text_reader(text, text_limit, text_key) if text is not None else None
+    unlabeled = create_text_reader(text, text_limit, text_key, texts_per_doc) if text is not None else None
 
     return DistillCorpus(labeled, unlabeled)
 
