@@ -62,6 +62,13 @@ class Warnings(metaclass=ErrorsWithCodes):
         "{path} starts with a UTF-8 byte-order mark; it was skipped (it is not part of "
         "the text)."
     )
+    W007 = (
+        "greenkd.budget_decay.v1 has no time budget to follow, so the learning rate "
+        "stays at base_rate ({rate}). Give the run a budget ([training.before_update] "
+        "@callbacks = \"greenkd.train_budget.v1\" with minutes, e.g. "
+        "--training.before_update.minutes 60) or use a step schedule "
+        "(greenkd.exponential_decay.v1, warmup_linear.v1)."
+    )
 
 
 class Errors(metaclass=ErrorsWithCodes):

@@ -77,3 +77,25 @@ def test_no_budget_records_the_steps_of_an_ordinary_end(tmp_path):
 def test_negative_budget_is_refused():
     with pytest.raises(ValueError, match="E045"):
         create_train_budget(seconds=-1)
+
+
+def test_budget_decay_follows_the_budget_to_its_end(monkeypatch):
+    """greenkd.budget_decay.v1 warms up over its steps, then falls linearly with the
+    share of the run's time budget spent, reaching final_rate at the budget's end; a
+    run without a budget keeps base_rate and is warned (W007)."""
+    from thinc.api import registry
+
+    from greenkd_spacy.training import budget
+
+    now = [1000.0]
+    monkeypatch.setattr(budget, "_RUN", {})
+    monkeypatch.setattr(budget.time, "monotonic", lambda: now[0])
+    schedule = registry.resolve({"lr": {"@schedules": "greenkd.budget_decay.v1", "base_rate": 0.01, "warmup_steps": 2, "final_rate": 0.001}})["lr"]
+    with pytest.warns(UserWarning, match="W007"):
+        assert next(schedule) == pytest.approx(0.005)  # no run budget yet: base_rate, half warmed up
+    create_train_budget(seconds=100)
+    assert next(schedule) == pytest.approx(0.01)  # warmed up, nothing spent
+    now[0] += 50
+    assert next(schedule) == pytest.approx(0.0055)
+    now[0] += 60
+    assert [next(schedule) for _ in range(2)] == [pytest.approx(0.001)] * 2  # past the end: final_rate

@@ -83,6 +83,14 @@ def create_train_budget(
     return before_update
 
 
+def budget_progress() -> Optional[float]:
+    """The fraction of the current run's time budget spent (0 to 1), or None when the
+    run has no budget: what greenkd.budget_decay.v1 follows."""
+    if not _RUN or not _RUN["state"]["budget_seconds"]:
+        return None
+    return min(1.0, (time.monotonic() - _RUN["clock"]["start"]) / _RUN["state"]["budget_seconds"])
+
+
 def restart_clock() -> None:
     """Start the budget of the current run now: `spacy distill` calls it when the
     student's training begins, after the teacher pass."""
