@@ -369,6 +369,34 @@ def test_missing_teacher_and_component_errors(teacher_dir, tmp_path):
         distill(teacher, config)
 
 
+def test_a_budgeted_distillation_anneals_with_budget_decay(teacher_dir, tmp_path, monkeypatch):
+    """greenkd.budget_decay.v1 in [distillation.optimizer] follows the budget of
+    [training.before_update] in `spacy distill`: the share spent grows step by step to
+    the end, where the budget stops the run, and no step warns of a missing budget."""
+    import warnings
+
+    from greenkd_spacy.training import schedules
+
+    spent = []
+    original = schedules.budget_progress
+
+    def recorded():
+        progress = original()
+        spent.append(progress)
+        return progress
+
+    monkeypatch.setattr(schedules, "budget_progress", recorded)
+    config = student_config(teacher_dir, tmp_path, max_steps=0, eval_frequency=1000000)
+    config["distillation"]["optimizer"]["learn_rate"] = {"@schedules": "greenkd.budget_decay.v1", "base_rate": 0.01}
+    config["training"]["before_update"] = {"@callbacks": "greenkd.train_budget.v1", "seconds": 3}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        _, summary = distill(spacy.load(teacher_dir / "model"), config, tmp_path / "out")
+    assert summary["training"]["stopped_by_budget"] is True and summary["training"]["steps"] > 10
+    during = spent[1:]  # the first value is read when the optimizer is built
+    assert None not in during and during == sorted(during) and during[-1] > 0.9
+
+
 def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
     texts = [{"text": "I like green eggs ."}, {"text": "She ate the pizza with anchovies ."}]
     srsly.write_jsonl(tmp_path / "raw.jsonl", texts)

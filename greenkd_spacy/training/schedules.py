@@ -37,7 +37,9 @@ def budget_decay(
         warm = min(1.0, (t + 1) / warmup_steps) if warmup_steps else 1.0
         progress = budget_progress()
         if progress is None:
-            if not warned:
+            # The first value is read when the optimizer is built, which may come before
+            # the run's budget callback: only a later step without one is warned of.
+            if t > 0 and not warned:
                 warnings.warn(Warnings.W007.format(rate=base_rate))
                 warned = True
             rate = base_rate
