@@ -408,9 +408,21 @@ class Errors(metaclass=ErrorsWithCodes):
         "[distillation.gold_weights] (or none, for [distillation] gold_weight)."
     )
     E081 = (
-        "[distillation.gold_weights] names {unknown}, which the student does not distil "
+        "[distillation.{section}] names {unknown}, which the student does not distil "
         "(its distilled components: {names}). Use the student's component names, e.g. "
         "morphologizer = 3."
+    )
+    E083 = (
+        "[distillation.teacher_weights] gives {name} ({kind}) a teacher weight of "
+        "{weight}, but only soft-target students (spaCy's tagger, morphologizer, senter "
+        "and text classifiers, greenkd_textcat) scale their teacher's loss. Remove "
+        "{name} from [distillation.teacher_weights], or give it more gold instead "
+        "([distillation.gold_weights])."
+    )
+    E084 = (
+        "{name} would learn nothing: its teacher weight is 0 ([distillation.teacher_weights]) "
+        "and so is its gold weight. Give it a gold weight above 0 "
+        "([distillation.gold_weights] {name} = 1) to learn from the corpus's gold alone."
     )
     E082 = (
         "texts_per_doc is {value}: a text reader joins at least one text into a doc. Set "

@@ -1000,16 +1000,36 @@ def test_a_tagger_student_takes_gold_tags_beside_the_teachers(tagger_teacher, tm
     (tmp_path / "train.spacy").write_bytes((tagger_teacher / "train.spacy").read_bytes())
     gold = [pos for _, _, _, pos in SENTENCES]
     # The run's weight, or the component's own in [distillation.gold_weights].
-    for weight, own, expected in [(0.0, {}, mistagged), (3.0, {}, gold), (0.0, {"tagger": 3.0}, gold)]:
+    # The teacher's weight in [distillation.teacher_weights] (0: gold alone).
+    runs = [(0.0, {}, {}, mistagged), (3.0, {}, {}, gold), (0.0, {"tagger": 3.0}, {}, gold), (1.0, {}, {"tagger": 0.0}, gold)]
+    for weight, own, teacher_weights, expected in runs:
         config = tagger_config(tmp_path, max_steps=80)
         config["distillation"]["gold_weight"] = weight
         config["distillation"]["gold_weights"] = own
+        config["distillation"]["teacher_weights"] = teacher_weights
         config["distillation"]["cache_dir"] = str(tmp_path / "cache")
-        student, _ = distill(wrong, config, tmp_path / f"out{weight}{len(own)}")
-        assert tags(student) == expected, (weight, own)
+        student, _ = distill(wrong, config, tmp_path / f"out{weight}{len(own)}{len(teacher_weights)}")
+        assert tags(student) == expected, (weight, own, teacher_weights)
+    config["distillation"]["gold_weight"] = 0.0
+    with pytest.raises(ValueError, match="E084"):
+        distill(wrong, config, tmp_path / "nothing")
+    config["distillation"]["teacher_weights"] = {}
     config["distillation"]["gold_weights"] = {"tagger": 3.0, "morphologiser": 3.0}
     with pytest.raises(ValueError, match=r"gold_weights\] names \['morphologiser'\].*'tagger'"):
         distill(wrong, config, tmp_path / "misnamed")
+
+
+def test_a_teacher_weight_is_refused_by_a_student_that_cannot_scale_its_teachers_loss():
+    """Only soft-target students scale their teacher's loss: a silver student (spaCy's
+    ner learns the teacher's entities through its own update) asked for another
+    teacher weight says so before the teacher pass, where a tagger takes it."""
+    nlp = spacy.blank("en")
+    ner, tagger = distillable(nlp.add_pipe("ner")), distillable(nlp.add_pipe("tagger"))
+    for adapter in (ner, tagger):
+        adapter.set_distill_settings(DistillSettings(teacher_weight=0.5))
+    with pytest.raises(ValueError, match=r"E083.*ner"):
+        ner.check_settings()
+    tagger.check_settings()
 
 
 def test_the_gold_loss_of_a_tagger_student_skips_docs_without_gold():

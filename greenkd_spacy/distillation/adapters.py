@@ -73,6 +73,8 @@ class TaggerAdapter(SpacyPipeAdapter):
     to the student through a labels file (loop.config_safe_labels), so a student that
     reads only raw text knows every class before it is initialized."""
 
+    takes_teacher_weight = True
+
     def check_teacher_kind(self, teacher_pipe: Any) -> None:
         kind = type(self.pipe).__name__
         if isinstance(self.pipe, SentenceRecognizer):
@@ -368,6 +370,7 @@ class TextcatAdapter(TextcatDistillMixin, SpacyPipeAdapter):
         return self.pipe
 
     def check_settings(self) -> None:
+        super().check_settings()
         if self.temperature != 1.0:
             raise ValueError(Errors.E046.format(student=self.name, temperature=self.temperature))
 

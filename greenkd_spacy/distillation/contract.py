@@ -102,12 +102,16 @@ class DistillSettings:
     gold_copies (float): Copies of each gold doc the runner already puts in this
         component's batch (copies.py; 0: none made). The component's gold weight is
         divided by it, so a copy is not weighted twice.
+    teacher_weight (float): Weight of the teacher's targets ([distillation.teacher_weights];
+        0: the component learns from gold alone). Only components whose update is
+        `soft_step` can take another weight than 1 (`takes_teacher_weight`).
     """
 
     temperature: float = 1.0
     gold_weight: float = 1.0
     targets: Optional[str] = None
     gold_copies: float = 0.0
+    teacher_weight: float = 1.0
 
     def __post_init__(self) -> None:
         if self.targets is not None and self.targets not in TARGET_KINDS:
@@ -195,9 +199,27 @@ class DistillableMixin:
             return weight / copies
         return weight
 
+    # Whether this component's update scales its teacher's loss by teacher_weight
+    # (those whose update is soft_step).
+    takes_teacher_weight: bool = False
+
+    @property
+    def teacher_weight(self) -> float:
+        return float(self.distill_settings.teacher_weight)
+
     def check_settings(self) -> None:
         """After the loop has handed over [distillation]'s temperature and gold weight,
-        before the teacher pass: raise if this component cannot honour them."""
+        before the teacher pass: raise if this component cannot honour them.
+        Components that override it call this one too."""
+        self.check_teacher_weight()
+
+    def check_teacher_weight(self) -> None:
+        """Raise if [distillation.teacher_weights] asks this component for a weight it
+        cannot take, or leaves it nothing to learn from."""
+        if self.teacher_weight != 1.0 and not self.takes_teacher_weight:
+            raise ValueError(Errors.E083.format(name=self.name, kind=type(self).__name__, weight=self.teacher_weight))
+        if self.teacher_weight == 0.0 and self.distill_settings.gold_weight == 0.0:
+            raise ValueError(Errors.E084.format(name=self.name))
 
     def settings_from_teacher(self, teacher_pipe: Any) -> Dict[str, Any]:
         """[initialize.components.NAME] settings the student takes from its teacher: its
@@ -238,8 +260,8 @@ class DistillableMixin:
     ) -> float:
         """One update of `pipe`'s model on soft targets, where the loss is on the
         model's output alone (spaCy's taggers, every text classifier):
-        `get_teacher_student_loss` on its scores for `docs`, plus gold_weight x
-        `gold_loss(scores)` where given.
+        teacher_weight x `get_teacher_student_loss` on its scores for `docs`, plus
+        gold_weight x `gold_loss(scores)` where given.
 
         pipe (Any): The pipe whose model learns and whose finish_update applies `sgd`
             (the component itself, or the spaCy pipe an adapter wraps).
@@ -248,6 +270,12 @@ class DistillableMixin:
         set_dropout_rate(pipe.model, drop)
         scores, backprop = pipe.model.begin_update(docs)
         loss, d_scores = self.get_teacher_student_loss(teacher_scores, scores)
+        if self.teacher_weight != 1.0:
+            loss *= self.teacher_weight
+            if isinstance(d_scores, list):
+                d_scores = [d * self.teacher_weight for d in d_scores]
+            else:
+                d_scores = d_scores * self.teacher_weight
         if gold_loss is not None:
             gold, d_gold = gold_loss(scores)
             loss += self.gold_weight * gold

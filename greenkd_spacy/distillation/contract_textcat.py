@@ -24,6 +24,7 @@ class TextcatDistillMixin(DistillableMixin):
     `multilabel` and says which pipe learns (`textcat_pipe`)."""
 
     multilabel: bool = False
+    takes_teacher_weight = True
 
     @property
     def textcat_pipe(self) -> Any:

@@ -332,9 +332,10 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     hidden = hidden_state_pair(student, teacher_nlp, D)
     if hidden is not None:
         pairs.insert(0, hidden)
-    unknown = sorted(set(D["gold_weights"]) - {name for name, _, _ in pairs})
-    if unknown:
-        raise ValueError(Errors.E081.format(unknown=unknown, names=[name for name, _, _ in pairs]))
+    for section in ("gold_weights", "teacher_weights"):
+        unknown = sorted(set(D[section]) - {name for name, _, _ in pairs})
+        if unknown:
+            raise ValueError(Errors.E081.format(section=section, unknown=unknown, names=[name for name, _, _ in pairs]))
     for _, pipe, teacher_pipe in pairs:
         pipe.check_teacher_kind(teacher_pipe)
     init_config = student.config
@@ -379,7 +380,8 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         # cfg, which is saved with the student; the targets it chose in
         # check_teacher_kind stay.
         gold_weight = D["gold_weights"].get(name, D["gold_weight"])
-        pipe.update_distill_settings(temperature=D["temperature"], gold_weight=gold_weight)
+        teacher_weight = D["teacher_weights"].get(name, 1.0)
+        pipe.update_distill_settings(temperature=D["temperature"], gold_weight=gold_weight, teacher_weight=teacher_weight)
         pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)

@@ -21,6 +21,7 @@ class ConfigSchemaDistill(BaseModel):
     patience: StrictInt = Field(0, ge=0, title="Stop after this many steps without a better dev score, as [training] patience (0: never)")
     gold_weight: Number = Field(1.0, ge=0.0, title="Weight of the loss on gold annotation, where the corpus has it")
     gold_weights: Dict[StrictStr, NonNegativeFloat] = Field({}, title="Student component name -> its own gold weight instead of gold_weight (e.g. morphologizer = 3: more gold where the teacher is weaker than the corpus)")
+    teacher_weights: Dict[StrictStr, NonNegativeFloat] = Field({}, title="Student component name -> the weight of its teacher's targets (default 1; 0: it learns from the corpus's gold alone, where the teacher is below a gold-trained model on it). Soft-target students only: spaCy's tagger, morphologizer, senter and the text classifiers")
     temperature: Number = Field(1.0, gt=0.0, title="Softmax temperature of teacher and student distributions")
     top_k: StrictInt = Field(8, ge=0, title="Heads per token kept in the parser's cached targets (0: all)")
     shard_size: StrictInt = Field(2000, gt=0, title="Examples per teacher-cache shard")
