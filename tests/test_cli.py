@@ -111,3 +111,25 @@ def test_help_texts_are_plain_and_every_option_is_explained():
         for param in command.params:
             if isinstance(param, click.Option) and param.name != "help":
                 assert param.help, f"{name} {param.opts[0]} has no help"
+
+
+def test_a_components_weights_override_on_any_config(tmp_path):
+    """`--distillation.gold_weights.NAME` and `--distillation.teacher_weights.NAME` work
+    on a config without those sections (spaCy refuses an override under a missing
+    section) or with them written inline, and leave the rest of the config as it was."""
+    from pathlib import Path
+
+    from greenkd_spacy.cli.distill import load_student_config
+
+    root = Path(__file__).parent.parent
+    args = ["--distillation.gold_weights.greenkd_ner", "3", "--distillation.teacher_weights.greenkd_ner", "0.5"]
+    config = load_student_config(root / "configs" / "defaults" / "ner.cfg", args)
+    assert config["distillation"]["gold_weights"] == {"greenkd_ner": 3}
+    assert config["distillation"]["teacher_weights"] == {"greenkd_ner": 0.5}
+    plain = load_student_config(root / "configs" / "defaults" / "ner.cfg", [])
+    assert "gold_weights" not in plain["distillation"]
+    for key in ("components", "training", "corpora"):
+        assert config[key] == plain[key]
+    (tmp_path / "inline.cfg").write_text("[distillation]\ngold_weight = 1.0\ngold_weights = {}\n", encoding="utf8")
+    inline = load_student_config(tmp_path / "inline.cfg", ["--distillation.gold_weights.tagger", "2"])
+    assert inline["distillation"] == {"gold_weight": 1.0, "gold_weights": {"tagger": 2}}

@@ -134,8 +134,13 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
         "paths.text": str(teacher_path / "text.txt"), "distillation.heldout": 2, "distillation.max_steps": 20,
         "distillation.eval_frequency": 10, "distillation.batcher.size": 50, "distillation.cache_dir": str(tmp_path / "cache"),
         "distillation.report_min_words": 500,
+        # A component's own weights, as on the command line (sections, so that they can
+        # be overridden key by key).
+        "distillation.gold_weights.tagger": 2.0, "distillation.teacher_weights.morphologizer": 0.5,
     }
     config = load_config(tmp_path / "student.cfg", overrides=overrides, interpolate=False)
+    assert config["distillation"]["gold_weights"] == {"tagger": 2.0}
+    assert config["distillation"]["teacher_weights"] == {"morphologizer": 0.5}
     teacher = spacy.load(teacher_path / "teacher")
     log = io.StringIO()
     student, summary = distill(str(teacher_path / "teacher"), config, tmp_path / "out", report=True, stdout=log)

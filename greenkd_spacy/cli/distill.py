@@ -43,7 +43,7 @@ def distill_cli(
     At the end, the report says what model-best kept of the teacher on the dev set
     (`spacy greenkd-compare` makes it for any pipelines and data).
     """
-    config = _load(student_config, ctx.args)
+    config = load_student_config(student_config, ctx.args)
     try:
         _, summary = distill(
             teacher, config, output, resume=resume, annotate_only=annotate_only,
@@ -77,7 +77,7 @@ def annotate_cli(
     fingerprint); a rerun skips finished shards, and a later `spacy distill` with the
     same teacher and config reads the cache instead of running the teacher.
     """
-    config = _load(student_config, ctx.args)
+    config = load_student_config(student_config, ctx.args)
     try:
         _, summary = distill(
             teacher, config, None, annotate_only=True, backend=backend, workers=workers, address=address
@@ -87,10 +87,29 @@ def annotate_cli(
     _report_annotation(summary)
 
 
-def _load(path: Path, args: List[str]) -> Config:
+# [distillation] sections that default to {} and may be absent from a config.
+PER_COMPONENT_SECTIONS = ("gold_weights", "teacher_weights")
+
+
+def load_student_config(path: Path, args: List[str]) -> Config:
+    """The student config with the command line's overrides. spaCy refuses an override
+    under a section the file does not have, and the per-component weights default to
+    none, so `--distillation.gold_weights.morphologizer 3` would fail on every config
+    written before they existed: such a section is added (empty) first."""
     overrides = parse_config_overrides(args)
     with show_validation_error(path):
-        return load_config(path, overrides=overrides, interpolate=False)
+        wanted = [
+            section for section in PER_COMPONENT_SECTIONS
+            if any(key.startswith(f"distillation.{section}.") for key in overrides)
+        ]
+        if not wanted:
+            return load_config(path, overrides=overrides, interpolate=False)
+        config = load_config(path, interpolate=False)
+        if "distillation" in config:
+            for section in wanted:
+                if not isinstance(config["distillation"].get(section), dict) or not config["distillation"][section]:
+                    config["distillation"][section] = {}
+        return Config().from_str(config.to_str(), overrides=overrides, interpolate=False)
 
 
 def _report_annotation(summary: Dict[str, Any]) -> None:
