@@ -1028,8 +1028,8 @@ def test_a_teacher_weight_is_refused_by_a_student_that_cannot_scale_its_teachers
     for adapter in (ner, tagger):
         adapter.set_distill_settings(DistillSettings(teacher_weight=0.5))
     with pytest.raises(ValueError, match=r"E083.*ner"):
-        ner.check_settings()
-    tagger.check_settings()
+        ner.check_teacher_weight()
+    tagger.check_teacher_weight()
 
 
 def test_the_gold_loss_of_a_tagger_student_skips_docs_without_gold():

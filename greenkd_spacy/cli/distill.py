@@ -107,7 +107,7 @@ def load_student_config(path: Path, args: List[str]) -> Config:
         config = load_config(path, interpolate=False)
         if "distillation" in config:
             for section in wanted:
-                if not isinstance(config["distillation"].get(section), dict) or not config["distillation"][section]:
+                if not isinstance(config["distillation"].get(section), dict):
                     config["distillation"][section] = {}
         return Config().from_str(config.to_str(), overrides=overrides, interpolate=False)
 

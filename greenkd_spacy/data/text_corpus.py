@@ -19,7 +19,7 @@ from typing import BinaryIO, Callable, Iterable, Iterator, List, Optional, Tuple
 from spacy.language import Language
 from spacy.tokens import Doc
 from spacy.training import Example
-from spacy.util import registry
+from spacy.util import minibatch, registry
 from spacy.vocab import Vocab
 
 from ..errors import Errors, Warnings
@@ -141,19 +141,10 @@ class TextCorpus:
             raise ValueError(Errors.E060)
         texts = iter_texts(self.path, limit=self.limit, text_key=self.text_key)
         if self.texts_per_doc == 1:
-            for text in texts:
-                doc = nlp.make_doc(text)
-                yield Example(doc, doc.copy())
-            return
-        group: List[str] = []
-        for text in texts:
-            group.append(text)
-            if len(group) == self.texts_per_doc:
-                doc = joined_doc(nlp, group)
-                yield Example(doc, doc.copy())
-                group = []
-        if group:
-            doc = joined_doc(nlp, group)
+            docs = (nlp.make_doc(text) for text in texts)
+        else:
+            docs = (joined_doc(nlp, group) for group in minibatch(texts, self.texts_per_doc))
+        for doc in docs:
             yield Example(doc, doc.copy())
 
     def content_key(self, nlp: Language) -> Optional[CorpusKey]:

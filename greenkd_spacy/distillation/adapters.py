@@ -370,7 +370,6 @@ class TextcatAdapter(TextcatDistillMixin, SpacyPipeAdapter):
         return self.pipe
 
     def check_settings(self) -> None:
-        super().check_settings()
         if self.temperature != 1.0:
             raise ValueError(Errors.E046.format(student=self.name, temperature=self.temperature))
 

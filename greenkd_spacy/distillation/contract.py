@@ -209,13 +209,12 @@ class DistillableMixin:
 
     def check_settings(self) -> None:
         """After the loop has handed over [distillation]'s temperature and gold weight,
-        before the teacher pass: raise if this component cannot honour them.
-        Components that override it call this one too."""
-        self.check_teacher_weight()
+        before the teacher pass: raise if this component cannot honour them."""
 
     def check_teacher_weight(self) -> None:
         """Raise if [distillation.teacher_weights] asks this component for a weight it
-        cannot take, or leaves it nothing to learn from."""
+        cannot take, or leaves it nothing to learn from. The loop calls it for every
+        student (it is not a hook: `takes_teacher_weight` says what a component can do)."""
         if self.teacher_weight != 1.0 and not self.takes_teacher_weight:
             raise ValueError(Errors.E083.format(name=self.name, kind=type(self).__name__, weight=self.teacher_weight))
         if self.teacher_weight == 0.0 and self.distill_settings.gold_weight == 0.0:

@@ -382,6 +382,7 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
         gold_weight = D["gold_weights"].get(name, D["gold_weight"])
         teacher_weight = D["teacher_weights"].get(name, 1.0)
         pipe.update_distill_settings(temperature=D["temperature"], gold_weight=gold_weight, teacher_weight=teacher_weight)
+        pipe.check_teacher_weight()
         pipe.check_settings()
         # The kind was checked before initialization; the labels only exist now.
         pipe.check_labels(teacher_pipe)
