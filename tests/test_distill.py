@@ -331,6 +331,20 @@ def test_resume_continues_from_model_last(teacher_dir, tmp_path):
     assert summary["training"]["wall_seconds"] == summary["training"]["segment_wall_seconds"]
 
 
+def test_a_resumed_budgeted_run_has_what_is_left_of_its_budget(teacher_dir, tmp_path):
+    """The training time of the segments a run resumes from counts against its budget:
+    a resume after the budget was spent stops at its first update, where a new budget
+    for every segment would train on."""
+    teacher = spacy.load(teacher_dir / "model")
+    distill(teacher, student_config(teacher_dir, tmp_path, max_steps=50), tmp_path / "out")
+    spent = srsly.read_json(tmp_path / "out" / "distill_state.json")["wall_seconds"]
+    config = student_config(teacher_dir, tmp_path, max_steps=1000)
+    config["training"]["before_update"] = {"@callbacks": "greenkd.train_budget.v1", "seconds": spent * 0.9}
+    _, summary = distill(teacher, config, tmp_path / "out")
+    assert summary["training"]["resumed_from_step"] == 50
+    assert summary["training"]["stopped_by_budget"] is True and summary["training"]["steps"] <= 51
+
+
 def test_the_last_epoch_ending_between_evaluations_is_saved(teacher_dir, tmp_path):
     """max_epochs ends the run after a step that is not an evaluation step: that step
     is scored and saved (as spaCy saves model-last at any end), not lost."""

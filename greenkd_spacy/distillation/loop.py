@@ -497,12 +497,12 @@ def train(
     # this run (frozen, or not distilled) show 0.
     logged = [name for name, proc in student.pipeline if getattr(proc, "is_trainable", False)]
     start_wall, start_cpu = time.perf_counter(), time.process_time()
-    # A [training.before_update] time budget is the student's training time: its clock
-    # starts here, not before the teacher pass.
-    restart_clock()
     # A resumed run goes on from the cost its earlier segments had reached at their last
     # checkpoint; work a kill lost after it is not counted (the redone steps are).
     base_wall, base_cpu = float(state.get("wall_seconds", 0.0)), float(state.get("cpu_seconds", 0.0))
+    # A [training.before_update] time budget is the student's training time: its clock
+    # starts here, not before the teacher pass, with the earlier segments' time spent.
+    restart_clock(spent=base_wall)
     resumed_from = state["step"]
     cost_carried = not resumed_from or "wall_seconds" in state
     if not cost_carried:

@@ -8,7 +8,8 @@ being written: spaCy's loop then saves `model-last` as it does at any end, and
 `model-best` is the best evaluation so far. The clock starts when the config is first
 resolved in the process, so pipeline initialization is counted too, for every system;
 `spacy distill` starts it again after the teacher pass (`restart_clock`), so that a
-budget is the student's training time, whatever the teacher pass cost.
+budget is the student's training time, whatever the teacher pass cost; a resumed run
+carries the training time of its earlier segments, so the budget covers the whole run.
 
 It also records how the run ended (steps, budget, whether the budget stopped it) in a
 small JSON file, which `benchmarks/timed.py --merge` adds to the run's cost record.
@@ -91,8 +92,13 @@ def budget_progress() -> Optional[float]:
     return min(1.0, (time.monotonic() - _RUN["clock"]["start"]) / _RUN["state"]["budget_seconds"])
 
 
-def restart_clock() -> None:
-    """Start the budget of the current run now: `spacy distill` calls it when the
-    student's training begins, after the teacher pass."""
+def restart_clock(spent: float = 0.0) -> None:
+    """Start the budget of the current run now, `spent` seconds of it already used:
+    `spacy distill` calls it when the student's training begins, after the teacher
+    pass, with the training seconds of the segments a resumed run goes on from, so
+    that a resumed run has what is left of its budget (and a budget_decay schedule
+    goes on from where it stopped) instead of a whole new one."""
+    if spent < 0:
+        raise ValueError(f"restart_clock: spent must be >= 0 seconds, got {spent}")
     if _RUN:
-        _RUN["clock"]["start"] = time.monotonic()
+        _RUN["clock"]["start"] = time.monotonic() - spent
