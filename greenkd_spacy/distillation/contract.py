@@ -269,19 +269,12 @@ class DistillableMixin:
         set_dropout_rate(pipe.model, drop)
         scores, backprop = pipe.model.begin_update(docs)
         loss, d_scores = self.get_teacher_student_loss(teacher_scores, scores)
-        if self.teacher_weight != 1.0:
-            loss *= self.teacher_weight
-            if isinstance(d_scores, list):
-                d_scores = [d * self.teacher_weight for d in d_scores]
-            else:
-                d_scores = d_scores * self.teacher_weight
+        loss *= self.teacher_weight
+        d_gold = None
         if gold_loss is not None:
             gold, d_gold = gold_loss(scores)
             loss += self.gold_weight * gold
-            if isinstance(d_scores, list):  # a tagger's scores: one array per doc
-                d_scores = [d + self.gold_weight * pipe.model.ops.asarray(g) for d, g in zip(d_scores, d_gold)]
-            else:
-                d_scores = d_scores + self.gold_weight * pipe.model.ops.asarray(d_gold)
+        d_scores = _weighted_gradient(pipe.model.ops, d_scores, self.teacher_weight, d_gold, self.gold_weight)
         backprop(d_scores)
         if sgd is not None:
             pipe.finish_update(sgd)
@@ -321,3 +314,16 @@ def validate_distillation_examples(examples: Sequence[Example], method: str) -> 
             raise ValueError(Errors.E013.format(method=method, index=i))
 
 
+def _weighted_gradient(ops: Any, d_teacher: Any, teacher_weight: float, d_gold: Any, gold_weight: float) -> Any:
+    """teacher_weight x d_teacher + gold_weight x d_gold (d_gold None: the first term
+    alone), for the scores' gradient as one array or as one array per doc (a
+    tagger's scores)."""
+
+    def one(d: Any, g: Any) -> Any:
+        d = d if teacher_weight == 1.0 else d * teacher_weight
+        return d if g is None else d + gold_weight * ops.asarray(g)
+
+    if isinstance(d_teacher, list):
+        golds = d_gold if d_gold is not None else [None] * len(d_teacher)
+        return [one(d, g) for d, g in zip(d_teacher, golds)]
+    return one(d_teacher, d_gold)
