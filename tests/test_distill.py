@@ -417,13 +417,16 @@ def test_unlabeled_text_distils_with_kl_only(teacher_dir, tmp_path):
     config = student_config(teacher_dir, tmp_path, corpus="corpora.raw", gold_weight=1.0, max_steps=60)
     config["corpora"]["raw"] = {"@readers": "spacy.JsonlCorpus.v1", "path": str(tmp_path / "raw.jsonl")}
     teacher = spacy.load(teacher_dir / "model")
+    texts = ("I like green eggs .", "She ate the pizza with anchovies .")
+    before = {text: [(t.head.i, t.dep_) for t in teacher(text)] for text in texts}
     student, summary = distill(teacher, config, tmp_path / "out")
     assert summary["annotation"]["greenkd_parser"]["docs"] == 2
     assert summary["training"]["steps"] == 60
-    # No gold anywhere: what the student knows of these texts came from the teacher.
-    for text in ("I like green eggs .", "She ate the pizza with anchovies ."):
-        parse = [(t.head.i, t.dep_) for t in student(text)]
-        assert parse == [(t.head.i, t.dep_) for t in teacher(text)]
+    for text in texts:
+        # The run leaves the teacher as it was ...
+        assert [(t.head.i, t.dep_) for t in teacher(text)] == before[text], "distill changed the teacher"
+        # ... and, with no gold anywhere, what the student knows of these texts came from it.
+        assert [(t.head.i, t.dep_) for t in student(text)] == before[text], "the student did not learn the teacher's tree"
 
 
 def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path):
