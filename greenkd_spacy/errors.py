@@ -424,6 +424,11 @@ class Errors(metaclass=ErrorsWithCodes):
         "and so is its gold weight. Give it a gold weight above 0 "
         "([distillation.gold_weights] {name} = 1) to learn from the corpus's gold alone."
     )
+    E085 = (
+        "A resumed run carries {spent} s of earlier training into its time budget: a "
+        "negative time, so the run's distill_state.json is damaged. Rerun with "
+        "--no-resume (the teacher cache is kept)."
+    )
     E082 = (
         "texts_per_doc is {value}: a text reader joins at least one text into a doc. Set "
         "texts_per_doc = 1 (one doc per text, the default) or more (e.g. 4 sentences a doc)."

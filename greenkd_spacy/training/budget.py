@@ -99,6 +99,6 @@ def restart_clock(spent: float = 0.0) -> None:
     that a resumed run has what is left of its budget (and a budget_decay schedule
     goes on from where it stopped) instead of a whole new one."""
     if spent < 0:
-        raise ValueError(f"restart_clock: spent must be >= 0 seconds, got {spent}")
+        raise ValueError(Errors.E085.format(spent=spent))
     if _RUN:
         _RUN["clock"]["start"] = time.monotonic() - spent
