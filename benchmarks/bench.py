@@ -6,10 +6,15 @@ file (a JSON list; the row of the same system is replaced).
 Usage: python benchmarks/run.py bench KIND MODEL DATA --system NAME -o RESULTS.json
            [--train-cost COST.json ...] [--distill-summary SUMMARY.json ...]
            [--train-steps N] [--note TEXT] [--skip-missing] [OPTIONS of the command]
+           [:: KIND MODEL DATA --system NAME2 ...]
 KIND: parser (spacy greenkd-bench-parser), labeller (greenkd-bench-labeller), textcat
 (greenkd-bench-textcat), or compact (greenkd-compact INPUT OUTPUT: the row is named by
 INPUT unless --system says otherwise). Every other option is the command's own, e.g.
 `bench parser MODEL DATA --system x -o results/x.json -b 256 --gold-pos`.
+
+Several systems are benched in one process by separating their invocations with `::`:
+one interpreter start (spaCy and torch imported once) instead of one per system, and the
+systems timed one after another in the same process.
 """
 import argparse
 import sys
@@ -73,7 +78,29 @@ def parse_args(argv: Sequence[str]) -> Tuple[argparse.Namespace, List[str]]:
     return parser.parse_known_args(argv)
 
 
+SEPARATOR = "::"
+
+
+def invocations(argv: Sequence[str]) -> List[List[str]]:
+    """argv split at every `::` into the invocations of one system each."""
+    groups: List[List[str]] = [[]]
+    for arg in argv:
+        if arg == SEPARATOR:
+            groups.append([])
+        else:
+            groups[-1].append(arg)
+    if any(not group for group in groups):
+        raise SystemExit(f"bench: an empty invocation around `{SEPARATOR}`; each needs KIND MODEL DATA --system NAME -o RESULTS.")
+    return groups
+
+
 def main(argv: Sequence[str]) -> None:
+    for group in invocations(argv):
+        bench_one(group)
+
+
+def bench_one(argv: Sequence[str]) -> None:
+    """Measure one system and write its row."""
     args, rest = parse_args(argv)
     if args.system is None and args.kind != "compact":
         raise SystemExit(f"bench {args.kind}: --system NAME is required (the row's name).")

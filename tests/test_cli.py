@@ -1,4 +1,5 @@
 """Commands: --help explains, and a tiny real run writes its measurement."""
+import pytest
 import srsly
 from typer.testing import CliRunner
 
@@ -62,6 +63,22 @@ def test_a_study_row_of_the_parser_bench(tmp_path):
     # a system not trained in this run is skipped, if asked to
     bench_row(["parser", str(tmp_path / "nope"), str(tmp_path / "test.spacy"), "--system", "x", "-o", str(out), "--skip-missing"])
     assert [r["system"] for r in srsly.read_json(out)] == ["tiny"]
+
+
+def test_bench_rows_of_several_systems_in_one_call(tmp_path):
+    """`::` separates the invocations of several systems benched in one process; an
+    empty invocation is refused with the form it needs."""
+    from benchmarks.bench import main as bench_row
+
+    save_trained_parser(tmp_path, "test.spacy")
+    out = tmp_path / "results.json"
+    one = ["parser", str(tmp_path / "model"), str(tmp_path / "test.spacy"), "--repeats", "1", "--min-words", "100", "-o", str(out)]
+    bench_row([*one, "--system", "a", "::", *one, "--system", "b", "--gold-pos"])
+    rows = {row["system"]: row for row in srsly.read_json(out)}
+    assert sorted(rows) == ["a", "b"]
+    assert rows["b"]["las"] == 100.0 and rows["a"]["words_per_second"] > 0
+    with pytest.raises(SystemExit, match="empty invocation"):
+        bench_row([*one, "--system", "c", "::"])
 
 
 def test_bench_parser_missing_data_is_a_clear_error(tmp_path):
