@@ -36,7 +36,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
@@ -45,45 +44,12 @@ from wasabi import msg
 
 from benchmarks.bench import add_costs
 from benchmarks.rows import stamp, write_row
+from benchmarks.runs import Run, RunPlan, finished
 from benchmarks.spec import PLACEHOLDER, Spec, SpecError, System, budget_text, load_spec
 from greenkd_spacy.atomic import atomic_write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 ACTIONS = ("train", "bench", "all", "bootstrap", "speed", "profile", "table")
-
-
-@dataclass(frozen=True)
-class Run:
-    """One system trained on one data set with one seed and budget."""
-
-    data: str
-    system: System
-    seed: int
-    budget: Optional[str]
-
-    @property
-    def seed_suffix(self) -> str:
-        return f"-seed{self.seed}" if self.seed else ""
-
-    @property
-    def output(self) -> Path:
-        budget = f"-{self.budget}" if self.budget is not None else ""
-        return Path("training") / self.data / f"{self.system.name}{budget}{self.seed_suffix}"
-
-    @property
-    def model(self) -> Path:
-        return self.output / "model-best"
-
-    @property
-    def cost(self) -> Path:
-        return self.output / "train_cost.json"
-
-
-def finished(run: Run) -> bool:
-    """Whether the run ran to the end and left a model to bench: its cost record says
-    it exited cleanly and model-best exists (a training whose budget ended before its
-    first evaluation exits cleanly without one)."""
-    return run.cost.is_file() and srsly.read_json(run.cost).get("exit_code") == 0 and run.model.is_dir()
 
 
 # Config overrides from the environment for every `spacy train` / `spacy distill` run.
@@ -106,38 +72,16 @@ def lab_env() -> Dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT) + (os.pathsep + path if path else ""))
 
 
-class Runner:
+class Runner(RunPlan):
+    """The runs of a spec (runs.py), trained, benched and compared."""
+
     def __init__(
         self, spec: Spec, seeds: Optional[List[int]] = None, budgets: Optional[List[str]] = None,
         dry_run: bool = False, force: bool = False,
     ):
-        self.spec = spec
-        self.seeds = seeds or spec.seeds
-        self.budgets = budgets or spec.budgets
+        super().__init__(spec, seeds, budgets)
         self.dry_run = dry_run
         self.force = force
-
-    # ------------------------------------------------------------------ naming
-
-    def seeds_of(self, system: System) -> List[int]:
-        return system.seeds or self.seeds
-
-    def budgets_of(self, system: System) -> List[Optional[str]]:
-        return [None] if system.budget == "none" else list(system.budgets or self.budgets)
-
-    def runs(self, data: str, systems: List[System]) -> List[Run]:
-        return [
-            Run(data, system, seed, budget)
-            for system in systems for seed in self.seeds_of(system) for budget in self.budgets_of(system)
-        ]
-
-    def run_of(self, name: str, like: Run) -> Run:
-        """System NAME's run for the same data, seed and budget ({model:NAME}): its first
-        seed if it has its own seeds without this one, no budget if it has none."""
-        system = self.spec.systems[name]
-        seeds = self.seeds_of(system)
-        seed = like.seed if like.seed in seeds or system.seeds is None else seeds[0]
-        return Run(like.data, system, seed, None if system.budget == "none" else like.budget)
 
     def fill(self, text: str, run: Optional[Run] = None, data: Optional[str] = None) -> str:
         """The text with its placeholders filled for this run (or only this data set)."""

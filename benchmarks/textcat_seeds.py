@@ -148,14 +148,14 @@ def from_spec(spec_path: Path, names: List[str], data_names: Optional[List[str]]
     """(data, systems, evaluation sets) of a study's spec: each system's model-best of
     every seed where the runner trains it, scored on the data entry's `test` (set "eval")
     and, where the entry has one and it exists, its `test_split` (set "test")."""
-    from benchmarks.runner import Runner
+    from benchmarks.runs import RunPlan
     from benchmarks.spec import load_spec
 
     spec = load_spec(spec_path, overrides)
     unknown = [name for name in names if name not in spec.systems] + [d for d in data_names or [] if d not in spec.data]
     if unknown:
         raise SystemExit(f"{spec_path}: no system or data set {', '.join(unknown)}")
-    runner = Runner(spec, seeds)
+    runner = RunPlan(spec, seeds)
     for data in data_names or list(spec.data):
         entry = spec.data[data]
         datasets = {"eval": Path(entry["test"])}
