@@ -208,3 +208,45 @@ def test_a_cache_that_will_not_fit_stops_after_the_first_shard(teacher_dir, tmp_
     monkeypatch.setattr(annotate_module.shutil, "disk_usage", real)
     _, summary = distill(teacher, raw_config(teacher_dir, tmp_path), None, annotate_only=True)
     assert summary["annotation"]["greenkd_parser"]["docs_already_cached"] == 3
+
+
+
+@spacy.Language.component("test_one_sentence_per_text")
+def one_sentence_per_text(doc):
+    """What a parser trained on one gold sentence per doc does with a text of several:
+    no token after the first starts a sentence."""
+    for token in doc[1:]:
+        token.is_sent_start = False
+    return doc
+
+
+def test_a_pass_over_texts_the_teacher_parses_as_one_tree_warns_once(tmp_path):
+    """Texts of many sentences that the teacher parses as one tree each reach the
+    student as such; the pass says so once, naming the shard and the fix, and every
+    shard's manifest entry records the teacher's sentences."""
+    from spacy.tokens import Doc, DocBin
+    from spacy.training import Example
+    from thinc.api import fix_random_seed
+
+    from .test_spacy_adapters import fit, spacy_config
+
+    fix_random_seed(0)
+    words, heads, deps = ["She", "ate", "pizza", "."], [1, 1, 1, 1], ["nsubj", "ROOT", "obj", "punct"]
+    teacher = spacy.blank("en")
+    teacher.add_pipe("parser", config={"min_action_freq": 1})
+    example = Example(Doc(teacher.vocab, words=words), Doc(teacher.vocab, words=words, heads=heads, deps=deps))
+    fit(teacher, [example], 20)
+    teacher.add_pipe("test_one_sentence_per_text", before="parser")
+    DocBin(docs=[example.reference]).to_disk(tmp_path / "train.spacy")
+    article = " ".join(["She ate pizza ."] * 30)  # 120 tokens: 30 sentences, one tree
+    lines = ["She ate pizza ."] * 3 + [article] + ["She ate pizza ."] * 2
+    (tmp_path / "raw.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    config = spacy_config(tmp_path, "parser", max_steps=1, raw_text=True)
+    config["distillation"]["shard_size"] = 3
+    with pytest.warns(UserWarning, match=r"W008") as record:
+        distill(teacher, config, None, annotate_only=True)
+    said = [str(w.message) for w in record if "W008" in str(w.message)]
+    assert len(said) == 1 and "shard 1 " in said[0] and "texts 3-5" in said[0] and "greenkd-split-text" in said[0]
+    shards = only_cache(tmp_path / "cache").manifest["shards"]
+    assert shards["0"]["sentences"] == {"sentences": 3, "words": 12, "long_words": 0, "longest": 4}
+    assert shards["1"]["sentences"]["longest"] == 120 and shards["1"]["sentences"]["long_words"] == 120

@@ -5,7 +5,7 @@ import pytest
 from spacy.tokens import Doc
 from spacy.vocab import Vocab
 
-from greenkd_spacy.distillation.heldout import LONG_SENTENCE, check_segmentation, sentence_lengths
+from greenkd_spacy.distillation.segmentation import LONG_SENTENCE, check_segmentation, sentence_lengths
 
 
 def doc_of(vocab: Vocab, lengths):

@@ -24,7 +24,7 @@ import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -34,6 +34,7 @@ from tqdm import tqdm
 from ..errors import Errors
 from ..util import peak_rss_mb
 from .cache import TeacherCache, shards
+from .segmentation import check_shard_segmentation
 from .worker import FAULT_ENV, AnnotationJob, PairJob, RecordMaker, Task, annotate_shard
 
 BACKENDS = ("local", "ray")
@@ -191,6 +192,7 @@ def annotate(
     )
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     counts = {"shards": 0, "docs": 0, "done_before": 0, "words": 0, "examples": 0}
+    said: Set[str] = set()  # warnings a pass gives once
     run_id = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
     labelled: List[Dict[str, Any]] = []  # entries of the shards this run labels
 
@@ -222,6 +224,8 @@ def annotate(
             cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
         counts["examples"] += entry["examples"]
+        if "segmentation" not in said and check_shard_segmentation(entry.get("sentences"), index, entry["first_example"], entry["examples"]):
+            said.add("segmentation")
         if total is not None and len(labelled) == 1:
             check_disk_space(caches, index, entry["examples"], total - counts["done_before"] - counts["examples"])
         bar.update(entry["examples"])

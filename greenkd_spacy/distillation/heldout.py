@@ -10,7 +10,6 @@ run reads it instead of running the teacher again.
 """
 import itertools
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
@@ -20,8 +19,9 @@ from spacy.training import Example
 
 from ..atomic import atomic_write_bytes
 from ..data.source_key import CorpusKey, combine
-from ..errors import Errors, Warnings
+from ..errors import Errors
 from .cache import Fingerprint
+from .segmentation import sentence_lengths
 
 HELDOUT_DIR = "heldout"
 
@@ -57,42 +57,6 @@ class SkipFirst:
         source = inner(nlp) if inner is not None else None
         if source is not None and source.size is not None and source.size <= self.n:
             raise ValueError(Errors.E055.format(corpus=name, size=source.size, heldout=self.n))
-
-
-# A sentence longer than this is rare in running text (UD English-EWT: the longest of
-# its 16,622 sentences has 159 tokens, and 0.24 % of its words are in sentences over 100).
-LONG_SENTENCE = 100
-# Warn when this share of the held-out words is in such sentences.
-LONG_SHARE = 0.2
-
-
-def sentence_lengths(docs: List[Doc]) -> Optional[Dict[str, Any]]:
-    """How the teacher split the held-out texts into sentences: the count, the longest
-    and the share of words in sentences over LONG_SENTENCE tokens; None when it sets no
-    sentence boundaries."""
-    lengths = [len(sent) for doc in docs if doc.has_annotation("SENT_START") for sent in doc.sents]
-    if not lengths:
-        return None
-    words = sum(lengths)
-    return {
-        "count": len(lengths),
-        "longest": max(lengths),
-        "long_share": round(sum(n for n in lengths if n > LONG_SENTENCE) / max(1, words), 4),
-    }
-
-
-def check_segmentation(info: Dict[str, Any]) -> None:
-    """Warn (W006) when the teacher's sentences on the held-out texts are mostly longer
-    than running text's: a parser that never learned to segment, whose one tree per
-    text no student learns well. Said before the teacher pass, which can take hours."""
-    sentences = info.get("sentences")
-    if sentences and sentences["long_share"] > LONG_SHARE:
-        warnings.warn(
-            Warnings.W006.format(
-                docs=info["docs"], sentences=sentences["count"], share=sentences["long_share"],
-                long=LONG_SENTENCE, longest=sentences["longest"],
-            )
-        )
 
 
 def silver_dev_set(

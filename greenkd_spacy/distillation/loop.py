@@ -43,7 +43,8 @@ from .adapters import distillable
 from .annotate import annotate
 from .copies import GoldCopies, plan_gold_copies
 from .hidden import HIDDEN_KIND, hidden_state_pair
-from .heldout import SkipFirst, check_segmentation, has_no_data, silver_dev_set
+from .heldout import SkipFirst, has_no_data, silver_dev_set
+from .segmentation import check_segmentation
 from .report import pipeline_path, write_report
 from .schema import DEFAULTS, ConfigSchemaDistill
 from .student_plan import copies_as_batch_ruler

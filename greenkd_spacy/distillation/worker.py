@@ -10,7 +10,7 @@ import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Tuple, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import spacy
 import srsly
@@ -25,6 +25,7 @@ from .adapters import distillable
 from .hidden import adapter_from_settings
 from .cache import TeacherCache
 from .contract import DistillSettings
+from .segmentation import add_counts, sentence_counts
 
 # Fault injection for tests: "SHARD_INDEX:MARKER_PATH" makes the worker that gets that
 # shard exit abruptly once (it creates MARKER_PATH first), as a killed machine would.
@@ -159,6 +160,8 @@ class RecordMaker:
         (targets.doc_key), so the order they are made in changes nothing a student
         reads; the sort is stable, so a shard's bytes stay the same from run to run."""
         out: List[Dict[str, Dict]] = [{} for _ in self.pairs]
+        # How the teacher split these docs into sentences (segmentation.py), for the shard.
+        self.sentences: Optional[Dict[str, int]] = None
         if self.sort_by_length:
             examples = sorted(examples, key=lambda eg: len(eg.predicted))
         for b in range(0, len(examples), self.batch_size):
@@ -179,6 +182,7 @@ class RecordMaker:
                     out[i].update(student_pipe.teacher_records(teacher_pipe, docs, batch, self.top_k))
                 if position == self.last:
                     break
+            self.sentences = add_counts(self.sentences, sentence_counts(docs))
         return out
 
 
@@ -230,6 +234,8 @@ def annotate_shard(
         # wall seconds, what a resumed pass adds up for the shards earlier runs labelled.
         "cpu_seconds": time.process_time() - start_cpu,
         "worker": f"{os.uname().nodename}:{os.getpid()}",
+        # The teacher's sentences in the shard (None: it sets no boundaries).
+        "sentences": maker.sentences,
         "shards": written,
     }
 
