@@ -54,7 +54,7 @@ HEADLINES: List[Headline] = [
     Headline("Parsing, UD Tamil-TTB", "las", "projects/parser/results/parser_ta.json",
              _seeds("greenkd-default-10", 3), _seeds("spacy-cnn-10", 3), how="default, 10 min each, 3 seeds"),
     Headline("Parsing pipeline, EWT, distilled", "las", "projects/pipeline-ewt/results/pipeline_ewt.json",
-             "student-greenkd-subwords", "spacy-cnn-gold", "teacher-trf", how="student from raw text + EWT", student=True),
+             "student-greenkd-avg", "spacy-cnn-gold", "teacher-trf", how="student from raw text + EWT", student=True),
     Headline("NER, CoNLL-2003", "f1", "projects/ner-conll03/results/ner_conll03.json",
              "greenkd-default-10", "spacy-cnn-10", "teacher-trf", "projects/ner-conll03/results/ner_distill_conll03.json",
              how="default, 10 min each"),
