@@ -250,3 +250,10 @@ def test_a_pass_over_texts_the_teacher_parses_as_one_tree_warns_once(tmp_path):
     shards = only_cache(tmp_path / "cache").manifest["shards"]
     assert shards["0"]["sentences"] == {"sentences": 3, "words": 12, "long_words": 0, "longest": 4}
     assert shards["1"]["sentences"]["longest"] == 120 and shards["1"]["sentences"]["long_words"] == 120
+    # The counts are of the teacher's own parse: with nothing before its parser setting
+    # boundaries, the pass still records the sentences the parser made.
+    teacher.remove_pipe("test_one_sentence_per_text")
+    config["distillation"]["cache_dir"] = str(tmp_path / "cache2")
+    distill(teacher, config, None, annotate_only=True)
+    shards = only_cache(tmp_path / "cache2").manifest["shards"]
+    assert shards["0"]["sentences"]["words"] == 12 and shards["1"]["sentences"]["words"] == 128
