@@ -40,15 +40,6 @@ class Warnings(metaclass=ErrorsWithCodes):
     )
 
 
-    W008 = (
-        "The teacher parsed shard {shard} of the distillation corpus (texts {first}-{last}) "
-        "into {sentences} sentences for {texts} texts, and {share:.0%} of the words are in "
-        "sentences of more than {long} tokens (the longest: {longest}): its parser makes "
-        "one tree per text there, and the student learns those trees. Cut such texts "
-        "(whole articles, reviews) into sentences before distilling, one a line: "
-        "`python -m spacy greenkd-split-text IN OUT --keep-case`; or save the teacher with "
-        "spaCy's rule sentencizer before its parser. The pass goes on; said once a pass."
-    )
     W002 = (
         "'{name}': no LM layer is gated off, so pruning removes nothing and the saved "
         "pipeline is as large as the input. Train with layer selection first "
@@ -77,6 +68,15 @@ class Warnings(metaclass=ErrorsWithCodes):
         "@callbacks = \"greenkd.train_budget.v1\" with minutes, e.g. "
         "--training.before_update.minutes 60) or use a step schedule "
         "(greenkd.exponential_decay.v1, warmup_linear.v1)."
+    )
+    W008 = (
+        "The teacher parsed shard {shard} of the distillation corpus (texts {first}-{last}) "
+        "into {sentences} sentences for {texts} texts, and {share:.0%} of the words are in "
+        "sentences of more than {long} tokens (the longest: {longest}): its parser makes "
+        "one tree per text there, and the student learns those trees. Cut such texts "
+        "(whole articles, reviews) into sentences before distilling, one a line: "
+        "`python -m spacy greenkd-split-text IN OUT --keep-case`; or save the teacher with "
+        "spaCy's rule sentencizer before its parser. The pass goes on; said once a pass."
     )
 
 

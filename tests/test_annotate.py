@@ -210,7 +210,6 @@ def test_a_cache_that_will_not_fit_stops_after_the_first_shard(teacher_dir, tmp_
     assert summary["annotation"]["greenkd_parser"]["docs_already_cached"] == 3
 
 
-
 @spacy.Language.component("test_one_sentence_per_text")
 def one_sentence_per_text(doc):
     """What a parser trained on one gold sentence per doc does with a text of several:

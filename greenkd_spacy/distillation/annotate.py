@@ -24,7 +24,7 @@ import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Set, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Tuple, Union
 
 from spacy.language import Language
 from spacy.training import Example
@@ -192,7 +192,7 @@ def annotate(
     )
     start_wall, start_cpu = time.perf_counter(), time.process_time()
     counts = {"shards": 0, "docs": 0, "done_before": 0, "words": 0, "examples": 0}
-    said: Set[str] = set()  # warnings a pass gives once
+    warned_segmentation = False  # W008 is said once a pass
     run_id = f"{os.uname().nodename}:{os.getpid()}:{uuid.uuid4().hex[:12]}"
     labelled: List[Dict[str, Any]] = []  # entries of the shards this run labels
 
@@ -214,6 +214,7 @@ def annotate(
             yield index, index * shard_size, shard
 
     def on_done(entry: Dict[str, Any]) -> None:
+        nonlocal warned_segmentation
         index = entry.pop("index")
         entry["run"] = run_id
         labelled.append(entry)
@@ -224,8 +225,8 @@ def annotate(
             cache.add_shard(index, dict(entry, **written))
         counts["words"] += entry["words"]
         counts["examples"] += entry["examples"]
-        if "segmentation" not in said and check_shard_segmentation(entry.get("sentences"), index, entry["first_example"], entry["examples"]):
-            said.add("segmentation")
+        if not warned_segmentation:
+            warned_segmentation = check_shard_segmentation(entry.get("sentences"), index, entry["first_example"], entry["examples"])
         if total is not None and len(labelled) == 1:
             check_disk_space(caches, index, entry["examples"], total - counts["done_before"] - counts["examples"])
         bar.update(entry["examples"])

@@ -106,6 +106,9 @@ class RecordMaker:
         self.batch_size = batch_size
         # False only to measure what the sort saves (benchmarks/teacher_batch_order.py).
         self.sort_by_length = sort_by_length
+        # How the teacher split the docs of the last `records` call into sentences
+        # (segmentation.py): the shard entry's "sentences".
+        self.sentences: Optional[Dict[str, int]] = None
         # The teacher's components write label ids hashed in the teacher's StringStore
         # (entity types, dependency labels, tags) onto docs of the student's vocab:
         # that vocab must be able to turn them back into strings.
@@ -160,8 +163,7 @@ class RecordMaker:
         (targets.doc_key), so the order they are made in changes nothing a student
         reads; the sort is stable, so a shard's bytes stay the same from run to run."""
         out: List[Dict[str, Dict]] = [{} for _ in self.pairs]
-        # How the teacher split these docs into sentences (segmentation.py), for the shard.
-        self.sentences: Optional[Dict[str, int]] = None
+        self.sentences = None
         if self.sort_by_length:
             examples = sorted(examples, key=lambda eg: len(eg.predicted))
         for b in range(0, len(examples), self.batch_size):
