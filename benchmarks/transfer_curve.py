@@ -125,7 +125,7 @@ def plot(result: Dict, output: Path) -> None:
         ax.xaxis.set_major_locator(FixedLocator(words))
         ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x / 1e6:.2g}M" if x >= 1e6 else f"{x / 1e3:.3g}k"))
-        ax.margins(x=0.15)
+        ax.margins(x=0.15, y=0.2)  # room for the points' labels under the title
         ax.set_xlabel("words the teacher labelled")
         ax.set_title(metric, fontsize=9)
     fig.tight_layout()
