@@ -24,6 +24,9 @@ def config_text(plan: StudentPlan, teacher_ref: str) -> str:
         "# texts as the dev set), then compare it with its teacher:",
         f"#   python -m spacy distill {teacher_ref} THIS.cfg OUTPUT --paths.text TEXT_FILE",
         "# With gold or teacher-labelled dev data: --paths.dev DEV.spacy.",
+        "# TEXT_FILE: text of the kind the student will read. More text of another kind",
+        "# adds little once the student reads its text several times in its budget",
+        "# (docs/distillation.md, 'Which text, and how much').",
         "#",
         "# Student components (each learns from the teacher component named):",
     ]
