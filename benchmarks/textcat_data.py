@@ -5,7 +5,7 @@ the study's runner (projects/textcat/spec.yml); this holds what differs between 
 Usage: python benchmarks/run.py textcat_data TASK [TASK ...] STAGE [--data DIR] [options]
   TASK:  sst2 (evaluated on the GLUE dev set) | trec (evaluated on TREC_10, 6 coarse classes)
   STAGE: convert (corpus/TASK/{train,heldout,eval}.spacy; sst2 also test.spacy, SST's labeled test split)
-         transfer (corpus/TASK/transfer.txt.gz)
+         transfer (corpus/TASK/transfer.txt.gz, its lines shuffled: a prefix is a sample of the whole)
   --data: datasets in the layout of ../shared/data (default: assets)
   --imdb-sentences N: sst2: sentences of IMDB's unlabeled reviews in the transfer set (200,000)
   --aug-variants N: trec: augmented variants per training question (8)
@@ -13,6 +13,7 @@ Usage: python benchmarks/run.py textcat_data TASK [TASK ...] STAGE [--data DIR] 
 """
 import argparse
 import gzip
+import random
 import re
 import subprocess
 import sys
@@ -78,8 +79,13 @@ def transfer(task: str, data: Path, corpus: Path, args: argparse.Namespace) -> N
         spacy_cli("greenkd-split-text", str(data / "imdb/unsup.jsonl.gz"), str(sentences),
                   "--limit", str(args.imdb_sentences), "--max-words", "60")
         parts = [lines_of(data / "unlabeled/movie_reviews_polarity2.txt.gz", sentences)]
-    count = atomic_write_lines(out, (line for part in parts for line in part))
-    print(f"transfer set: {count} texts in {out}")
+    # Shuffled (seed 0): the sources come one after another, and a transfer-size curve
+    # reads prefixes of this file (paths.unlabeled_limit), which must be samples of the
+    # whole set rather than its first source alone.
+    lines = [line for part in parts for line in part]
+    random.Random(0).shuffle(lines)
+    count = atomic_write_lines(out, lines)
+    print(f"transfer set: {count} texts in {out}, shuffled (seed 0)")
 
 
 def main() -> int:

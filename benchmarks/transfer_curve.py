@@ -9,7 +9,7 @@ picture (one panel per metric, the teacher and the baseline as lines).
 
 Usage (from a study project; --plot needs matplotlib: pip install -e ".[lab]"):
     python ../../benchmarks/run.py transfer_curve RESULTS.json --systems S10 S30 S100 \
-        --metrics las upos_acc --baseline spacy-cnn-gold --teacher teacher-trf \
+        [--systems T10 T30 T100] --metrics las upos_acc --baseline spacy-cnn-gold --teacher teacher-trf \
         [--json CURVE.json] [--plot CURVE.png]
 """
 import argparse
@@ -44,9 +44,12 @@ def lead_kept(value: float, baseline: float, teacher: float) -> Optional[float]:
     return (value - baseline) / gap if gap > 0 else None
 
 
-def curve(rows: List[Dict], systems: Sequence[str], metrics: Sequence[str], baseline: str, teacher: str) -> Dict:
-    """The curve's points, ordered by transfer words, with the two reference rows."""
+def curve(rows: List[Dict], series: Sequence[Sequence[str]], metrics: Sequence[str], baseline: str, teacher: str) -> Dict:
+    """The curve's points, one series per student (its rows at several transfer sizes),
+    each series ordered by transfer words, with the two reference rows. A point's
+    `series` is the name of its series' largest row."""
     by = {row["system"]: row for row in rows}
+    systems = [name for names in series for name in names]
     missing = [name for name in [*systems, baseline, teacher] if name not in by]
     if missing:
         raise CurveError(f"No row named {missing} in the results (rows: {sorted(by)}). Bench them first.")
@@ -55,24 +58,29 @@ def curve(rows: List[Dict], systems: Sequence[str], metrics: Sequence[str], base
         if absent:
             raise CurveError(f"Row '{name}' has no {absent}; its keys: {sorted(k for k, v in by[name].items() if isinstance(v, (int, float)))}.")
     points = []
-    for name in systems:
-        row = by[name]
-        teacher_cpu = float(row.get("teacher_annotation_cpu_seconds") or 0.0)
-        train_cpu = float(row.get("train_cpu_seconds") or 0.0)
-        point = {
-            "system": name,
-            "transfer_words": transfer_words(row),
-            "teacher_pass_cpu_seconds": round(teacher_cpu, 1),
-            "train_cpu_seconds": round(train_cpu, 1),
-            "cpu_seconds": round(teacher_cpu + train_cpu, 1),
-            "train_steps": row.get("train_steps"),
-        }
-        for metric in metrics:
-            point[metric] = row[metric]
-            kept = lead_kept(row[metric], by[baseline][metric], by[teacher][metric])
-            point[f"{metric}_lead_kept"] = None if kept is None else round(kept, 3)
-        points.append(point)
-    points.sort(key=lambda p: p["transfer_words"])
+    for names in series:
+        line = []
+        for name in names:
+            row = by[name]
+            teacher_cpu = float(row.get("teacher_annotation_cpu_seconds") or 0.0)
+            train_cpu = float(row.get("train_cpu_seconds") or 0.0)
+            point = {
+                "system": name,
+                "transfer_words": transfer_words(row),
+                "teacher_pass_cpu_seconds": round(teacher_cpu, 1),
+                "train_cpu_seconds": round(train_cpu, 1),
+                "cpu_seconds": round(teacher_cpu + train_cpu, 1),
+                "train_steps": row.get("train_steps"),
+            }
+            for metric in metrics:
+                point[metric] = row[metric]
+                kept = lead_kept(row[metric], by[baseline][metric], by[teacher][metric])
+                point[f"{metric}_lead_kept"] = None if kept is None else round(kept, 3)
+            line.append(point)
+        line.sort(key=lambda p: p["transfer_words"])
+        for point in line:
+            point["series"] = line[-1]["system"]
+        points.extend(line)
     return {
         "metrics": list(metrics),
         "baseline": {"system": baseline, **{m: by[baseline][m] for m in metrics}},
@@ -110,9 +118,16 @@ def plot(result: Dict, output: Path) -> None:
 
     metrics = result["metrics"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.0), squeeze=False)
-    words = [p["transfer_words"] for p in result["points"]]
+    words = sorted({p["transfer_words"] for p in result["points"]})
+    names = list(dict.fromkeys(p.get("series", "student") for p in result["points"]))
+    colours = ["tab:green", "tab:blue", "tab:orange", "tab:purple"]
     for ax, metric in zip(axes[0], metrics):
-        ax.plot(words, [p[metric] for p in result["points"]], marker="o", color="tab:green", label="student")
+        for index, name in enumerate(names):
+            line = [p for p in result["points"] if p.get("series", "student") == name]
+            ax.plot([p["transfer_words"] for p in line], [p[metric] for p in line], marker="o",
+                    color=colours[index % len(colours)], label=name)
+        if len(names) > 1:
+            ax.legend(fontsize=7, loc="lower right")
         for point in result["points"]:
             ax.annotate(f"{point['cpu_seconds'] / 3600:.1f} CPU-h", (point["transfer_words"], point[metric]),
                         textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
@@ -137,7 +152,8 @@ def plot(result: Dict, output: Path) -> None:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", type=Path, help="a study's results file (JSON list of rows)")
-    parser.add_argument("--systems", nargs="+", required=True, help="the student rows of the curve")
+    parser.add_argument("--systems", nargs="+", action="append", required=True,
+                        help="one student's rows at several transfer sizes; repeat for another student (a line each)")
     parser.add_argument("--metrics", nargs="+", required=True, help="row keys, e.g. las upos_acc f1 accuracy")
     parser.add_argument("--baseline", required=True, help="the gold-trained baseline's row")
     parser.add_argument("--teacher", required=True, help="the teacher's row")

@@ -309,14 +309,19 @@ def test_the_transfer_curve_orders_points_by_text_and_says_what_each_keeps_and_c
         {"system": "teacher-trf", "las": 86.0, "upos_acc": 96.0},
         {"system": "spacy-cnn-gold", "las": 82.0, "upos_acc": 94.0},
     ]
-    result = transfer_curve.curve(rows, ["student-t100", "student-t10"], ["las", "upos_acc"], "spacy-cnn-gold", "teacher-trf")
+    result = transfer_curve.curve(rows, [["student-t100", "student-t10"]], ["las", "upos_acc"], "spacy-cnn-gold", "teacher-trf")
     assert [p["system"] for p in result["points"]] == ["student-t10", "student-t100"]
+    assert {p["series"] for p in result["points"]} == {"student-t100"}
     low, high = result["points"]
     assert low["transfer_words"] == 100_000 and high["cpu_seconds"] == 5900.0
     assert low["las_lead_kept"] == 0.25 and high["las_lead_kept"] == 0.75 and high["upos_acc_lead_kept"] == 0.5
     text = transfer_curve.table(result)
     assert "| student-t10 | 100,000 | 83.00 | 25% | 95.00 | 50% | 90 | 5,000 | 5,090 |" in text
+    rows.append(_student_row("other-t100", 1_000_000, 84.0, 900.0, 2000.0))
+    two = transfer_curve.curve(rows, [["student-t10", "student-t100"], ["other-t100"]], ["las"], "spacy-cnn-gold", "teacher-trf")
+    assert [(p["series"], p["system"]) for p in two["points"]] == [
+        ("student-t100", "student-t10"), ("student-t100", "student-t100"), ("other-t100", "other-t100")]
     with pytest.raises(transfer_curve.CurveError, match="no teacher pass"):
-        transfer_curve.curve(rows, ["spacy-cnn-gold"], ["las"], "spacy-cnn-gold", "teacher-trf")
+        transfer_curve.curve(rows, [["spacy-cnn-gold"]], ["las"], "spacy-cnn-gold", "teacher-trf")
     with pytest.raises(transfer_curve.CurveError, match=r"No row named \['student-t30'\]"):
-        transfer_curve.curve(rows, ["student-t30"], ["las"], "spacy-cnn-gold", "teacher-trf")
+        transfer_curve.curve(rows, [["student-t30"]], ["las"], "spacy-cnn-gold", "teacher-trf")
