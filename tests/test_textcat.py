@@ -681,3 +681,66 @@ def test_prune_on_a_full_disk_names_the_path_and_keeps_the_earlier_output(tmp_pa
     assert result.exit_code == 1 and "Could not write" in result.output and "No space left" in result.output
     assert sorted(path.name for path in out.iterdir()) == before
     assert not [path for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
+
+
+def _vectors_nlp():
+    """A blank English pipeline whose static vectors put words of one class together
+    and leave "film" and "dull", the words the tests need unseen in training, in them."""
+    nlp = spacy.blank("en")
+    good, bad = numpy.array([1.0, 0.0, 0.5], dtype="float32"), numpy.array([0.0, 1.0, 0.5], dtype="float32")
+    for word in ("great", "loved", "wonderful", "superb"):
+        nlp.vocab.set_vector(word, good)
+    for word in ("terrible", "awful", "hated", "dreadful"):
+        nlp.vocab.set_vector(word, bad)
+    return nlp
+
+
+@pytest.mark.parametrize("architecture", [
+    {"@architectures": "greenkd.DAN.v3", **SMALL_V2, "ngram_size": 2, "include_static_vectors": True},
+    {"@architectures": "greenkd.NgramLinear.v2", "max_ngrams": 500, "include_static_vectors": True},
+])
+def test_static_vectors_carry_what_the_ngrams_never_saw_and_round_trip(architecture, tmp_path):
+    """With include_static_vectors the model reads each doc's mean vector: a doc of
+    words absent from training but near its words in the vectors is classed by them,
+    the saved pipeline predicts the same, and the module's shape follows the vectors."""
+    spacy.util.fix_random_seed(0)
+    nlp = _vectors_nlp()
+    nlp.add_pipe("greenkd_textcat", config={"model": architecture})
+    egs = examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.05
+    for _ in range(60):
+        nlp.update(egs, sgd=optimizer)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    assert dan_module(pipe.model).vectors_width == 3 and pipe.cfg["vectors_width"] == 3
+    # "superb" and "dreadful" never occur in DATA: only their vectors can tell them apart.
+    assert nlp("superb").cats["pos"] > 0.6 and nlp("dreadful").cats["neg"] > 0.6
+    # A word with no vector and no n-gram leaves the model at its prior, not an error.
+    assert sum(nlp("zzz").cats.values()) == pytest.approx(1.0)
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    for text in ("superb", "a great film , dreadful", ""):
+        assert loaded(text).cats == pytest.approx(nlp(text).cats)
+
+
+def test_static_vectors_without_vectors_say_how_to_load_them():
+    nlp = spacy.blank("en")
+    nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v2", "include_static_vectors": True}})
+    egs = examples(nlp)
+    with pytest.raises(ValueError, match=r"\[initialize\] vectors"):
+        nlp.initialize(lambda: egs)
+
+
+def test_mean_vectors_find_words_by_text_then_lowercase():
+    from greenkd_spacy.models.dan import mean_vectors
+
+    nlp = spacy.blank("en")
+    nlp.vocab.set_vector("paris", numpy.array([2.0, 0.0], dtype="float32"))
+    nlp.vocab.set_vector("Rome", numpy.array([0.0, 4.0], dtype="float32"))
+    nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v2", "include_static_vectors": True}})
+    model = nlp.get_pipe("greenkd_textcat").model
+    model.attrs["vectors_width"] = 2
+    docs = [nlp.make_doc("Paris and Rome"), nlp.make_doc(""), nlp.make_doc("rome zzz")]
+    means = mean_vectors(model, docs)
+    # "Paris" by its lowercase form, "Rome" by its text, "and" has none: mean of two rows.
+    assert means.tolist() == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]

@@ -1,16 +1,18 @@
 """greenkd.DAN.v1 / v2: the sparse n-gram Deep Averaging Network as a thinc model, and
 greenkd.NgramLinear.v1, the linear bag of n-grams (v2 without the DAN), greenkd_textcat's
-default.
+default. greenkd.DAN.v3 and greenkd.NgramLinear.v2 also read the mean of the doc's
+static word vectors (spaCy's `[initialize] vectors`).
 
 Input: docs; output: one row of class logits per doc. The n-gram vocabulary (an
 NgramTable in attrs["ngrams"]) is built by the component at initialize from the training
 corpus plus an optional unlabeled corpus, so the torch module is created only then, with
 as many embedding rows as n-grams were kept.
 """
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 import numpy
 import torch
+from spacy.attrs import LOWER, ORTH
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
@@ -59,6 +61,7 @@ def build_dan_v2(
     linear: bool = False,
     nO: Optional[int] = None,
     deep: bool = True,
+    include_static_vectors: bool = False,
 ) -> Model[List[Doc], Floats2d]:
     """greenkd.DAN.v1 with a choice of pooling, n-gram dropout and an optional linear part.
 
@@ -112,8 +115,39 @@ def build_dan_v2(
             "ngram_dropout_rate": ngram_dropout,
             "linear": linear,
             "deep": deep,
+            "include_static_vectors": include_static_vectors,
+            # The static vectors' width, set at initialize from the pipeline's vectors.
+            "vectors_width": 0,
         },
     )
+
+
+@registry.architectures("greenkd.DAN.v3")
+def build_dan_v3(
+    max_ngrams: int = 131072,
+    ngram_size: int = 4,
+    width: int = 48,
+    hidden_width: int = 64,
+    dropout: float = 0.0,
+    lowercase: bool = True,
+    pooling: str = "mean",
+    ngram_dropout: float = 0.0,
+    linear: bool = False,
+    include_static_vectors: bool = False,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """greenkd.DAN.v2 that can also read the mean of the doc's static word vectors beside
+    its pooled n-grams. An n-gram model knows only the words it saw in training and the
+    transfer text; vectors trained on far more text (spaCy's en_core_web_md, or made from
+    the teacher) tell it what an unseen word is like, at one table lookup per token.
+
+    include_static_vectors (bool): Read the pipeline's static vectors (load them with
+        [initialize] vectors = DIR, as for spaCy's tok2vec); each token's row is found by
+        its text, else by its lowercase form.
+    Other arguments as greenkd.DAN.v2.
+    """
+    return build_dan_v2(max_ngrams, ngram_size, width, hidden_width, dropout, lowercase, pooling, ngram_dropout,
+                        linear, nO=nO, include_static_vectors=include_static_vectors)
 
 
 @registry.architectures("greenkd.NgramLinear.v1")
@@ -144,12 +178,40 @@ def build_ngram_linear(
     )
 
 
-def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
-    """Create the torch module for this table size and class count, unless one of
-    that shape exists (thinc loads weights only into a model of the right shape)."""
+@registry.architectures("greenkd.NgramLinear.v2")
+def build_ngram_linear_v2(
+    max_ngrams: int = 131072,
+    ngram_size: int = 2,
+    ngram_dropout: float = 0.0,
+    lowercase: bool = True,
+    include_static_vectors: bool = False,
+    dropout: float = 0.0,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """greenkd.NgramLinear.v1 that can also read the mean of the doc's static word
+    vectors, through one dense layer added to the logits (see greenkd.DAN.v3 for why).
+
+    include_static_vectors (bool): Read the pipeline's static vectors ([initialize]
+        vectors = DIR).
+    dropout (float): Dropout on the mean vector; [training] dropout overrides it.
+    Other arguments as greenkd.NgramLinear.v1.
+    """
+    return build_dan_v2(
+        max_ngrams, ngram_size, dropout=dropout, lowercase=lowercase, pooling="sum", ngram_dropout=ngram_dropout,
+        linear=True, deep=False, nO=nO, include_static_vectors=include_static_vectors,
+    )
+
+
+def ensure_dan(model: Model, n_rows: int, n_classes: int, vectors_width: Optional[int] = None) -> None:
+    """Create the torch module for this table size, class count and static vectors
+    width (default: the model's), unless one of that shape exists (thinc loads weights
+    only into a model of the right shape)."""
+    if vectors_width is not None:
+        model.attrs["vectors_width"] = vectors_width
+    vectors_width = model.attrs.get("vectors_width", 0)
     if model.layers:
         module = model.layers[0].shims[0]._model
-        if module.n_rows == max(1, n_rows) and module.n_classes == n_classes:
+        if module.n_rows == max(1, n_rows) and module.n_classes == n_classes and module.vectors_width == vectors_width:
             return
         model.layers.pop()
     module = DANModule(
@@ -161,6 +223,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int) -> None:
         model.attrs.get("pooling", "mean"),
         model.attrs.get("linear", False),
         model.attrs.get("deep", True),
+        vectors_width,
     )
     layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]
@@ -180,8 +243,65 @@ def dan_module(model: Model) -> DANModule:
 def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = None) -> Model:
     if model.has_dim("nO") is not True and Y is not None:
         model.set_dim("nO", Y.shape[1])
-    ensure_dan(model, len(model.attrs["ngrams"]), model.get_dim("nO"))
+    width = 0
+    if model.attrs.get("include_static_vectors"):
+        vectors = X[0].vocab.vectors if X else None
+        if vectors is None or vectors.shape[0] == 0 or vectors.shape[1] == 0:
+            raise ValueError(
+                "(greenkd-spacy) The text classifier's model has include_static_vectors = true, but the "
+                "pipeline has no vectors: load them with [initialize] vectors = DIR (a spaCy pipeline or "
+                "vectors directory, e.g. --paths.vectors en_core_web_md), or set include_static_vectors = false."
+            )
+        width = vectors.shape[1]
+    ensure_dan(model, len(model.attrs["ngrams"]), model.get_dim("nO"), width)
     return model
+
+
+# Per model (thinc's model id): the vectors table it last read and that table's keys,
+# sorted, with their rows. Not in model.attrs, which are serialized with the model.
+_VECTOR_INDEX: Dict[int, Tuple] = {}
+
+
+def mean_vectors(model: Model, docs: List[Doc]) -> numpy.ndarray:
+    """(n_docs, width) mean of the static vectors of each doc's tokens that have one,
+    looked up by text, else by lowercase form (zeros for a doc with none). The keys are
+    matched against a sorted copy of the table's keys, made once per table: one numpy
+    search for the whole batch instead of a dict lookup per token."""
+    vectors = docs[0].vocab.vectors
+    index = _VECTOR_INDEX.get(model.id)
+    if index is None or index[0] is not vectors or index[1] != vectors.shape:
+        keys = numpy.fromiter(vectors.key2row.keys(), dtype="uint64", count=len(vectors.key2row))
+        rows = numpy.fromiter(vectors.key2row.values(), dtype="int64", count=len(vectors.key2row))
+        order = numpy.argsort(keys)
+        index = (vectors, vectors.shape, keys[order], rows[order])
+        _VECTOR_INDEX[model.id] = index
+    _, _, sorted_keys, sorted_rows = index
+    n_docs, width = len(docs), model.attrs["vectors_width"]
+    lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
+    if not lengths.sum() or not len(sorted_keys):
+        return numpy.zeros((n_docs, width), dtype="float32")
+    arrays = [doc.to_array([ORTH, LOWER]) for doc in docs if len(doc)]
+    tokens = numpy.concatenate(arrays).astype("uint64")
+    rows = _find(tokens[:, 0], sorted_keys, sorted_rows)
+    missing = rows < 0
+    rows[missing] = _find(tokens[missing, 1], sorted_keys, sorted_rows)
+    table = torch.as_tensor(numpy.asarray(vectors.data, dtype="float32"))
+    doc_of = numpy.repeat(numpy.arange(n_docs), lengths)
+    found = rows >= 0
+    counts = numpy.bincount(doc_of[found], minlength=n_docs)
+    offsets = numpy.concatenate([[0], numpy.cumsum(counts)[:-1]]).astype("int64")
+    means = torch.nn.functional.embedding_bag(
+        torch.from_numpy(rows[found]), table, torch.from_numpy(offsets), mode="mean"
+    )
+    return means.numpy()
+
+
+def _find(keys: numpy.ndarray, sorted_keys: numpy.ndarray, sorted_rows: numpy.ndarray) -> numpy.ndarray:
+    """The vectors row of each key, -1 where the table has none."""
+    if not len(keys):
+        return numpy.zeros(0, dtype="int64")
+    at = numpy.minimum(numpy.searchsorted(sorted_keys, keys), len(sorted_keys) - 1)
+    return numpy.where(sorted_keys[at] == keys, sorted_rows[at], -1)
 
 
 def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, callable]:
@@ -191,7 +311,8 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, ca
     rate = model.attrs.get("ngram_dropout_rate", 0.0)
     if is_train and rate > 0 and len(ids):
         ids, offsets = drop_ngrams(ids, offsets, rate)
-    logits, backprop_layer = layer((ids, offsets), is_train)
+    vectors = mean_vectors(model, docs) if model.attrs.get("vectors_width") else None
+    logits, backprop_layer = layer((ids, offsets, vectors), is_train)
 
     def backprop(d_logits: Floats2d) -> List[Doc]:
         backprop_layer(d_logits)
@@ -210,10 +331,12 @@ def drop_ngrams(ids: numpy.ndarray, offsets: numpy.ndarray, rate: float) -> Tupl
     return ids[keep], numpy.concatenate([[0], numpy.cumsum(kept)[:-1]]).astype("int64")
 
 
-def _inputs(model: Model, X: Tuple[numpy.ndarray, numpy.ndarray], is_train: bool):
+def _inputs(model: Model, X: Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]], is_train: bool):
     sync_dropout(model)
-    ids, offsets = X
+    ids, offsets, vectors = X
     args = (torch.from_numpy(ids), torch.from_numpy(offsets))
+    if vectors is not None:
+        args += (torch.from_numpy(vectors),)
     return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: X
 
 

@@ -368,7 +368,7 @@ class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
 
     def _build_from_cfg(self, cfg: Dict) -> None:
         if cfg.get("labels") and cfg.get("n_ngrams"):
-            ensure_dan(self.model, cfg["n_ngrams"], len(cfg["labels"]))
+            ensure_dan(self.model, cfg["n_ngrams"], len(cfg["labels"]), cfg.get("vectors_width", 0))
 
 
 class DANTextCategorizer(DANMixin, TextCategorizer):
@@ -397,6 +397,7 @@ class DANTextCategorizer(DANMixin, TextCategorizer):
         """
         self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
         TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels, positive_label=positive_label)
+        self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
 
 
 class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
@@ -416,4 +417,5 @@ class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
         """As DANTextCategorizer.initialize, without positive_label."""
         self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
         MultiLabel_TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels)
+        self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
 

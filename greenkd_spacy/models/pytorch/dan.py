@@ -1,4 +1,6 @@
 """The Deep Averaging Network over n-gram embeddings (sparse-distillation-dan.md, 2.3)."""
+from typing import Optional
+
 import torch
 from torch import nn
 
@@ -6,7 +8,11 @@ POOLINGS = ("mean", "sqrtn", "sum")
 
 
 class DANModule(nn.Module):
-    """logits = W2 ReLU(W1 pool(Emb(g_1..g_n)) + b1) + b2 [+ sum_i Lin(g_i)].
+    """logits = W2 ReLU(W1 [pool(Emb(g_1..g_n)); v] + b1) + b2 [+ sum_i Lin(g_i)] [+ V v].
+
+    v is the mean of the doc's static word vectors (``vectors_width`` > 0; greenkd.DAN.v3,
+    greenkd.NgramLinear.v2): the DAN reads it beside its pooled n-grams, the linear bag
+    through one dense layer to the logits (V).
 
     pool is the paper's mean ("mean"), or the sum scaled by 1/sqrt(n) ("sqrtn") or the
     plain sum ("sum"). The mean makes a long text's vector the average of many mostly
@@ -32,6 +38,7 @@ class DANModule(nn.Module):
         pooling: str = "mean",
         linear: bool = False,
         deep: bool = True,
+        vectors_width: int = 0,
     ):
         super().__init__()
         if pooling not in POOLINGS:
@@ -42,15 +49,17 @@ class DANModule(nn.Module):
         self.n_rows = max(1, n_rows)
         self.n_classes = n_classes
         self.deep = deep
+        self.vectors_width = vectors_width
         mode = "mean" if pooling == "mean" else "sum"
         self.dropout = nn.Dropout(dropout)
         if deep:
             self.embed = nn.EmbeddingBag(self.n_rows, width, mode=mode, sparse=True)
             nn.init.normal_(self.embed.weight, std=0.1)
-            self.hidden = nn.Linear(width, hidden_width)
+            self.hidden = nn.Linear(width + vectors_width, hidden_width)
             self.output = nn.Linear(hidden_width, n_classes)
-        else:  # the linear bag's class biases
+        else:  # the linear bag's class biases, and its weights on the mean static vector
             self.bias = nn.Parameter(torch.zeros(n_classes))
+            self.vector_logits = nn.Linear(vectors_width, n_classes, bias=False) if vectors_width else None
         # The "wide" part: one weight per n-gram and class, summed over the doc's n-grams
         # (a linear bag of n-grams, as spaCy's BOW textcat), added to the DAN's logits.
         self.linear = nn.EmbeddingBag(self.n_rows, n_classes, mode="sum", sparse=True) if linear else None
@@ -64,17 +73,29 @@ class DANModule(nn.Module):
     def set_dropout(self, rate: float) -> None:
         self.dropout.p = rate
 
-    def forward(self, ids: torch.Tensor, offsets: torch.Tensor) -> torch.Tensor:
-        # A doc without a known n-gram has an empty bag, whose mean or sum is the zero vector.
+    def forward(self, ids: torch.Tensor, offsets: torch.Tensor, vectors: Optional[torch.Tensor] = None) -> torch.Tensor:
+        # A doc without a known n-gram has an empty bag, whose mean or sum is the zero
+        # vector; one without a word in the vectors table, a zero mean vector.
+        if (vectors is None) != (self.vectors_width == 0):
+            raise ValueError(
+                f"(greenkd-spacy) This DAN was built for {self.vectors_width}-d static vectors and got "
+                f"{'none' if vectors is None else vectors.shape[-1]}: load the vectors it was trained with."
+            )
         if not self.deep:
-            return self.linear(ids, offsets) + self.bias
+            logits = self.linear(ids, offsets) + self.bias
+            if vectors is not None:
+                logits = logits + self.vector_logits(self.dropout(vectors))
+            return logits
         weights = None
         if self.pooling == "sqrtn" and ids.numel():
             ends = torch.cat([offsets[1:], offsets.new_tensor([ids.numel()])])
             counts = ends - offsets
             scale = counts.clamp(min=1).to(torch.float32).rsqrt()
             weights = torch.repeat_interleave(scale, counts)
-        pooled = self.dropout(self.embed(ids, offsets, per_sample_weights=weights))
+        pooled = self.embed(ids, offsets, per_sample_weights=weights)
+        if vectors is not None:
+            pooled = torch.cat([pooled, vectors], dim=1)
+        pooled = self.dropout(pooled)
         logits = self.output(self.dropout(torch.relu(self.hidden(pooled))))
         if self.linear is not None:
             logits = logits + self.linear(ids, offsets)
