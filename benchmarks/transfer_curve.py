@@ -10,7 +10,7 @@ picture (one panel per metric, the teacher and the baseline as lines).
 Usage (from a study project; --plot needs matplotlib: pip install -e ".[lab]"):
     python ../../benchmarks/run.py transfer_curve RESULTS.json --systems S10 S30 S100 \
         [--systems T10 T30 T100] --metrics las upos_acc --baseline spacy-cnn-gold --teacher teacher-trf \
-        [--json CURVE.json] [--plot CURVE.png]
+        [--json CURVE.json] [--plot CURVE.png] [--data A B: RESULTS, CURVE paths with {data}]
 """
 import argparse
 from pathlib import Path
@@ -151,26 +151,34 @@ def plot(result: Dict, output: Path) -> None:
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("results", type=Path, help="a study's results file (JSON list of rows)")
+    parser.add_argument("results", help="a study's results file (JSON list of rows); with --data, a path with {data} in it")
     parser.add_argument("--systems", nargs="+", action="append", required=True,
                         help="one student's rows at several transfer sizes; repeat for another student (a line each)")
     parser.add_argument("--metrics", nargs="+", required=True, help="row keys, e.g. las upos_acc f1 accuracy")
     parser.add_argument("--baseline", required=True, help="the gold-trained baseline's row")
     parser.add_argument("--teacher", required=True, help="the teacher's row")
-    parser.add_argument("--json", type=Path, help="write the points here")
-    parser.add_argument("--plot", type=Path, help="write the picture (PNG) here")
+    parser.add_argument("--json", help="write the points here ({data} as in RESULTS)")
+    parser.add_argument("--plot", help="write the picture (PNG) here ({data} as in RESULTS)")
+    parser.add_argument("--data", nargs="+", default=[None],
+                        help="one curve per data set, {data} in RESULTS, --json and --plot standing for its name")
     args = parser.parse_args(argv)
-    try:
-        result = curve(srsly.read_json(args.results), args.systems, args.metrics, args.baseline, args.teacher)
-    except CurveError as err:
-        raise SystemExit(f"transfer_curve: {err}")
-    print(table(result))
-    if args.json:
-        atomic_write_json(args.json, result)
-        print(f"Wrote {args.json}")
-    if args.plot:
-        plot(result, args.plot)
-        print(f"Wrote {args.plot}")
+    for data in args.data:
+        if data is not None and "{data}" not in args.results:
+            raise SystemExit(f"transfer_curve: --data {data} needs {{data}} in the results path ({args.results}).")
+        path = Path(args.results.format(data=data))
+        if not path.exists():
+            raise SystemExit(f"transfer_curve: {path}: no such results file; bench the curve's systems first.")
+        try:
+            result = curve(srsly.read_json(path), args.systems, args.metrics, args.baseline, args.teacher)
+        except CurveError as err:
+            raise SystemExit(f"transfer_curve: {path}: {err}")
+        print(f"{path}:\n{table(result)}")
+        if args.json:
+            atomic_write_json(Path(args.json.format(data=data)), result)
+            print(f"Wrote {args.json.format(data=data)}")
+        if args.plot:
+            plot(result, Path(args.plot.format(data=data)))
+            print(f"Wrote {args.plot.format(data=data)}")
 
 
 if __name__ == "__main__":

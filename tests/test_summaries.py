@@ -2,6 +2,7 @@
 import sys
 
 import pytest
+import srsly
 
 from benchmarks import summarize_distill as summarize
 
@@ -325,3 +326,20 @@ def test_the_transfer_curve_orders_points_by_text_and_says_what_each_keeps_and_c
         transfer_curve.curve(rows, [["spacy-cnn-gold"]], ["las"], "spacy-cnn-gold", "teacher-trf")
     with pytest.raises(transfer_curve.CurveError, match=r"No row named \['student-t30'\]"):
         transfer_curve.curve(rows, [["student-t30"]], ["las"], "spacy-cnn-gold", "teacher-trf")
+
+
+def test_the_transfer_curve_draws_one_curve_per_data_set(tmp_path):
+    from benchmarks import transfer_curve
+
+    for data, las in (("a", 85.0), ("b", 84.0)):
+        rows = [_student_row("s-t10", 10, las - 1, 1.0, 2.0), _student_row("s", 100, las, 10.0, 2.0),
+                {"system": "teacher", "las": 86.0}, {"system": "base", "las": 82.0}]
+        srsly.write_json(tmp_path / f"rows_{data}.json", rows)
+    transfer_curve.main([str(tmp_path / "rows_{data}.json"), "--data", "a", "b", "--systems", "s-t10", "s",
+                         "--metrics", "las", "--baseline", "base", "--teacher", "teacher",
+                         "--json", str(tmp_path / "curve_{data}.json")])
+    assert [p["las_lead_kept"] for p in srsly.read_json(tmp_path / "curve_a.json")["points"]] == [0.5, 0.75]
+    assert [p["las"] for p in srsly.read_json(tmp_path / "curve_b.json")["points"]] == [83.0, 84.0]
+    with pytest.raises(SystemExit, match="needs \\{data\\}"):
+        transfer_curve.main([str(tmp_path / "rows_a.json"), "--data", "a", "--systems", "s", "--metrics", "las",
+                             "--baseline", "base", "--teacher", "teacher"])
