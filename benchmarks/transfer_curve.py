@@ -127,10 +127,12 @@ def plot(result: Dict, output: Path) -> None:
             ax.plot([p["transfer_words"] for p in line], [p[metric] for p in line], marker="o",
                     color=colours[index % len(colours)], label=name)
         if len(names) > 1:
-            ax.legend(fontsize=7, loc="lower right")
+            ax.legend(fontsize=7, loc="upper left")
         for point in result["points"]:
+            # The first line's costs above its points, the next one's below, so they do not overlap.
+            below = names.index(point.get("series", "student")) % 2
             ax.annotate(f"{point['cpu_seconds'] / 3600:.1f} CPU-h", (point["transfer_words"], point[metric]),
-                        textcoords="offset points", xytext=(0, 6), ha="center", fontsize=7)
+                        textcoords="offset points", xytext=(0, -12 if below else 6), ha="center", fontsize=7)
         for key, style in (("teacher", "--"), ("baseline", ":")):
             ax.axhline(result[key][metric], linestyle=style, color="grey", linewidth=1)
             ax.annotate(result[key]["system"], (words[-1], result[key][metric]), textcoords="offset points",
