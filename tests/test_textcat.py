@@ -744,3 +744,15 @@ def test_mean_vectors_find_words_by_text_then_lowercase():
     means = mean_vectors(model, docs)
     # "Paris" by its lowercase form, "Rome" by its text, "and" has none: mean of two rows.
     assert means.tolist() == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+
+
+def test_static_vectors_in_floret_mode_are_refused_not_read_as_zeros():
+    from spacy.vectors import Vectors
+
+    nlp = spacy.blank("en")
+    nlp.vocab.vectors = Vectors(strings=nlp.vocab.strings, mode="floret", data=numpy.ones((10, 4), dtype="float32"),
+                                hash_count=1)
+    nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v2", "include_static_vectors": True}})
+    egs = examples(nlp)
+    with pytest.raises(ValueError, match="'floret' mode"):
+        nlp.initialize(lambda: egs)

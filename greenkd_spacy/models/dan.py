@@ -252,6 +252,12 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = No
                 "pipeline has no vectors: load them with [initialize] vectors = DIR (a spaCy pipeline or "
                 "vectors directory, e.g. --paths.vectors en_core_web_md), or set include_static_vectors = false."
             )
+        if getattr(vectors, "mode", "default") != "default":
+            raise ValueError(
+                f"(greenkd-spacy) The text classifier reads static vectors by word, but the pipeline's vectors "
+                f"are in '{vectors.mode}' mode (subword hashes, no word table): load vectors in spaCy's "
+                "default mode (e.g. en_core_web_md's) in [initialize] vectors, or set include_static_vectors = false."
+            )
         width = vectors.shape[1]
     ensure_dan(model, len(model.attrs["ngrams"]), model.get_dim("nO"), width)
     return model
