@@ -119,18 +119,18 @@ def plot(result: Dict, output: Path) -> None:
     metrics = result["metrics"]
     fig, axes = plt.subplots(1, len(metrics), figsize=(3.6 * len(metrics), 3.0), squeeze=False)
     words = sorted({p["transfer_words"] for p in result["points"]})
-    names = list(dict.fromkeys(p.get("series", "student") for p in result["points"]))
+    names = list(dict.fromkeys(p["series"] for p in result["points"]))
     colours = ["tab:green", "tab:blue", "tab:orange", "tab:purple"]
     for ax, metric in zip(axes[0], metrics):
         for index, name in enumerate(names):
-            line = [p for p in result["points"] if p.get("series", "student") == name]
+            line = [p for p in result["points"] if p["series"] == name]
             ax.plot([p["transfer_words"] for p in line], [p[metric] for p in line], marker="o",
                     color=colours[index % len(colours)], label=name)
         if len(names) > 1:
             ax.legend(fontsize=7, loc="upper left")
         for point in result["points"]:
             # The first line's costs above its points, the next one's below, so they do not overlap.
-            below = names.index(point.get("series", "student")) % 2
+            below = names.index(point["series"]) % 2
             ax.annotate(f"{point['cpu_seconds'] / 3600:.1f} CPU-h", (point["transfer_words"], point[metric]),
                         textcoords="offset points", xytext=(0, -12 if below else 6), ha="center", fontsize=7)
         for key, style in (("teacher", "--"), ("baseline", ":")):
