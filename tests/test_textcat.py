@@ -744,6 +744,9 @@ def test_mean_vectors_find_words_by_text_then_lowercase():
     means = mean_vectors(model, docs)
     # "Paris" by its lowercase form, "Rome" by its text, "and" has none: mean of two rows.
     assert means.tolist() == [[1.0, 2.0], [0.0, 0.0], [0.0, 0.0]]
+    # A key added to an existing row (the table keeps its shape) is found on the next batch.
+    nlp.vocab.vectors.add("zzz", row=nlp.vocab.vectors.find(key="paris"))
+    assert mean_vectors(model, docs[2:]).tolist() == [[2.0, 0.0]]
 
 
 def test_static_vectors_in_floret_mode_are_refused_not_read_as_zeros():

@@ -275,11 +275,12 @@ def mean_vectors(model: Model, docs: List[Doc]) -> numpy.ndarray:
     search for the whole batch instead of a dict lookup per token."""
     vectors = docs[0].vocab.vectors
     index = _VECTOR_INDEX.get(model.id)
-    if index is None or index[0] is not vectors or index[1] != vectors.shape:
+    # A key can be added to an existing row without the table changing shape: count keys too.
+    if index is None or index[0] is not vectors or index[1] != (vectors.shape, len(vectors.key2row)):
         keys = numpy.fromiter(vectors.key2row.keys(), dtype="uint64", count=len(vectors.key2row))
         rows = numpy.fromiter(vectors.key2row.values(), dtype="int64", count=len(vectors.key2row))
         order = numpy.argsort(keys)
-        index = (vectors, vectors.shape, keys[order], rows[order])
+        index = (vectors, (vectors.shape, len(keys)), keys[order], rows[order])
         _VECTOR_INDEX[model.id] = index
     _, _, sorted_keys, sorted_rows = index
     n_docs, width = len(docs), model.attrs["vectors_width"]
