@@ -3,6 +3,7 @@ import numpy
 import pytest
 import spacy
 import torch
+from spacy.attrs import LOWER, ORTH
 from spacy.tokens import DocBin
 from spacy.training import Example
 from typer.testing import CliRunner
@@ -343,6 +344,23 @@ def test_compiled_featurization_is_built_and_probes_past_collisions():
     for bad in ((0, 2), (3, 2)):
         with pytest.raises(ValueError, match="n-gram range"):
             ngrams.NgramTable(ngram_range=bad)
+
+
+def test_compiled_word_keys_equal_to_array():
+    """The static-vector mean reads every token's ORTH and LOWER through the compiled
+    reader; it must give what Doc.to_array gives, spaces and empty docs included."""
+    from greenkd_spacy.models import ngrams
+
+    assert ngrams._compiled_word_keys is not None, "run `pip install -e .` to build greenkd_spacy/models/_ngram_rows.pyx"
+    nlp = spacy.blank("en")
+    docs = [nlp.make_doc("Paris  and ROME."), nlp.make_doc(""), nlp.make_doc("x\n y")]
+    reference = numpy.concatenate([doc.to_array([ORTH, LOWER]) for doc in docs]).astype("uint64")
+    keys = ngrams.word_keys(docs)
+    assert keys.dtype == numpy.uint64 and keys.tolist() == reference.tolist()
+    assert keys[0, 0] != keys[0, 1]  # "Paris": its text and lowercase differ
+    assert ngrams.word_keys([]).shape == (0, 2)
+    with pytest.raises(TypeError):
+        ngrams.word_keys(["not a doc"])
 
 
 def test_prune_keeps_most_frequent_and_shrinks(tmp_path):

@@ -89,3 +89,31 @@ def batch_rows(
     finally:
         free(words)
     return ids[:n_out].copy(), offsets
+
+
+def batch_word_keys(docs):
+    """Every token's ORTH and LOWER ids, the docs one after another, in one pass.
+
+    What the static-vector mean of `greenkd.DAN.v3` / `greenkd.NgramLinear.v2` looks
+    up; `Doc.to_array` per doc would cost more than the lookup itself on short texts.
+
+    docs (Sequence[Doc]): The batch.
+    RETURNS (ndarray): uint64 array of shape (total tokens, 2): ORTH, LOWER.
+    """
+    cdef Py_ssize_t total = 0
+    cdef Doc doc
+    for obj in docs:
+        doc = <Doc?>obj
+        total += doc.length
+    keys = numpy.empty((total, 2), dtype="uint64")
+    cdef uint64_t[:, ::1] out = keys
+    cdef Py_ssize_t n = 0, i
+    cdef const LexemeC* lex
+    for obj in docs:
+        doc = <Doc>obj
+        for i in range(doc.length):
+            lex = doc.c[i].lex
+            out[n, 0] = lex.orth
+            out[n, 1] = lex.lower
+            n += 1
+    return keys

@@ -12,13 +12,12 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy
 import torch
-from spacy.attrs import LOWER, ORTH
 from spacy.tokens import Doc
 from spacy.util import registry
 from thinc.api import ArgsKwargs, Model, torch2xp, xp2torch
 from thinc.types import Floats2d
 
-from .ngrams import NgramTable
+from .ngrams import NgramTable, word_keys
 from .pytorch.dan import POOLINGS, DANModule
 from .torch_bridge import sync_dropout, torch_wrapper
 
@@ -287,8 +286,7 @@ def mean_vectors(model: Model, docs: List[Doc]) -> numpy.ndarray:
     lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
     if not lengths.sum() or not len(sorted_keys):
         return numpy.zeros((n_docs, width), dtype="float32")
-    arrays = [doc.to_array([ORTH, LOWER]) for doc in docs if len(doc)]
-    tokens = numpy.concatenate(arrays).astype("uint64")
+    tokens = word_keys(docs)
     rows = _find(tokens[:, 0], sorted_keys, sorted_rows)
     missing = rows < 0
     rows[missing] = _find(tokens[missing, 1], sorted_keys, sorted_rows)

@@ -30,8 +30,20 @@ from thinc.api import Model, deserialize_attr, serialize_attr
 
 try:
     from ._ngram_rows import batch_rows as _compiled_batch_rows
+    from ._ngram_rows import batch_word_keys as _compiled_word_keys
 except ImportError:  # a source tree on sys.path without `pip install` (nothing built)
-    _compiled_batch_rows = None
+    _compiled_batch_rows = _compiled_word_keys = None
+
+
+def word_keys(docs: Sequence[Doc]) -> numpy.ndarray:
+    """(total tokens, 2) uint64 ORTH and LOWER ids of the docs' tokens, one doc after
+    another: compiled where built, else one `Doc.to_array` per doc (same array)."""
+    if _compiled_word_keys is not None:
+        return _compiled_word_keys(list(docs))
+    arrays = [doc.to_array([ORTH, LOWER]).reshape(-1, 2) for doc in docs]
+    if not arrays:
+        return numpy.zeros((0, 2), dtype="uint64")
+    return numpy.concatenate(arrays).astype("uint64")
 
 
 def doc_words(doc: Doc, lowercase: bool = True) -> List[str]:
