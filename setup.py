@@ -17,6 +17,14 @@ extensions = [
         include_dirs=[numpy.get_include()],
         language="c++",  # spaCy's vocab.pxd cimports libcpp
     ),
+    # greenkd.WordTokenizer.v1's split, pushing lexemes onto the Doc (tokenization/split.py
+    # is the reference).
+    Extension(
+        "greenkd_spacy.tokenization._split",
+        ["greenkd_spacy/tokenization/_split.pyx"],
+        include_dirs=[numpy.get_include()],
+        language="c++",
+    ),
     # Chu-Liu/Edmonds for greenkd_parser (plain C loops; decoding/mst.py is the reference).
     Extension("greenkd_spacy.decoding._mst", ["greenkd_spacy/decoding/_mst.pyx"], include_dirs=[numpy.get_include()]),
     # Viterbi over the allowed transitions for the CRF labeller (the torch method is the reference).

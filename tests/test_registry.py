@@ -23,6 +23,7 @@ NAMES = {
     "schedules": ["greenkd.exponential_decay.v1"],
     "scorers": ["greenkd.spans_scorer.v1"],
     "callbacks": ["greenkd.layer_selection.v1", "greenkd.train_budget.v1", "greenkd.affix_lengths.v1"],
+    "tokenizers": ["greenkd.WordTokenizer.v1"],
 }
 FACTORIES = ["greenkd_parser", "greenkd_textcat", "greenkd_textcat_multilabel", "greenkd_ner", "greenkd_chunker"]
 
