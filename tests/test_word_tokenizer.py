@@ -85,3 +85,18 @@ def test_data_of_another_tokenizer_is_refused(tmp_path):
     nlp.tokenizer.to_disk(tmp_path / "tokenizer")
     with pytest.raises(ValueError, match="not greenkd.WordTokenizer.v1"):
         WordTokenizer(nlp.vocab).from_disk(tmp_path / "tokenizer")
+
+
+def test_textcat_bench_counts_spacys_words_whatever_the_tokenizer():
+    """words/s of two pipelines on the same texts must divide the same word count."""
+    from greenkd_spacy.bench import bench_textcat
+
+    nlp = spacy.blank("en", config=CONFIG)
+    nlp.add_pipe("greenkd_textcat")
+    nlp.get_pipe("greenkd_textcat").add_label("A")
+    nlp.get_pipe("greenkd_textcat").add_label("B")
+    nlp.initialize()
+    texts = ["Don't stop.", "It's fine, isn't it?"]
+    row = bench_textcat(nlp, texts, ["A", "B"], batch_sizes=[2], repeats=1, min_docs=2)
+    assert row["words"] == sum(len(spacy.blank("en")(t)) for t in texts) == 12
+    assert sum(len(nlp.make_doc(t)) for t in texts) == 9
