@@ -100,3 +100,12 @@ def test_textcat_bench_counts_spacys_words_whatever_the_tokenizer():
     row = bench_textcat(nlp, texts, ["A", "B"], batch_sizes=[2], repeats=1, min_docs=2)
     assert row["words"] == sum(len(spacy.blank("en")(t)) for t in texts) == 12
     assert sum(len(nlp.make_doc(t)) for t in texts) == 9
+
+
+def test_pickles_for_other_processes():
+    import pickle
+
+    nlp = spacy.blank("en", config=CONFIG)
+    copy = pickle.loads(pickle.dumps(nlp))
+    assert isinstance(copy.tokenizer, WordTokenizer)
+    assert [t.text for t in copy("(hello) world!")] == ["(", "hello", ")", "world", "!"]

@@ -49,6 +49,11 @@ class WordTokenizer:
         words, spaces = split_words(text)
         return Doc(self.vocab, words=words, spaces=spaces)
 
+    def __reduce__(self):
+        # Rebuilt from its vocab: nlp.pipe(n_process=...) and spaCy's pickling of a
+        # pipeline carry the tokenizer to other processes.
+        return (WordTokenizer, (self.vocab,))
+
     def pipe(self, texts: Iterable[str], batch_size: int = 1000) -> Iterator[Doc]:
         for text in texts:
             yield self(text)
