@@ -455,6 +455,45 @@ def test_distill_corpus_mixes_gold_sentences_and_raw_text(teacher_dir, tmp_path)
     assert summary["training"]["steps"] == 3
 
 
+def test_a_limited_text_reads_the_cached_pass_of_the_whole_text(teacher_dir, tmp_path, monkeypatch):
+    """A transfer-size curve's smaller points read the pass paid for the whole text: a
+    run over its first lines runs no teacher, finds every record it needs, and is
+    charged the share of the pass its words are; a limit that cuts a joined doc short
+    is not a prefix, and runs its own pass."""
+    from greenkd_spacy.distillation import loop
+
+    lines = ["I like green eggs .", "She ate the pizza with anchovies .", "Eggs ate pizza .", "I ate ."]
+    (tmp_path / "raw.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
+    teacher = spacy.load(teacher_dir / "model")
+
+    def config_for(limit, texts_per_doc=1):
+        config = student_config(teacher_dir, tmp_path, corpus="corpora.distill", max_steps=4, eval_frequency=2)
+        config["corpora"]["distill"] = {
+            "@readers": "greenkd.DistillCorpus.v1", "train": str(teacher_dir / "train.spacy"),
+            "text": str(tmp_path / "raw.txt"), "text_limit": limit, "texts_per_doc": texts_per_doc,
+        }
+        return config
+
+    _, whole = distill(teacher, config_for(0), tmp_path / "whole")
+    paid = whole["annotation"]["greenkd_parser"]
+    n_train = paid["docs"] - len(lines)
+    labelled = []
+    real_annotate = loop.annotate
+    monkeypatch.setattr(loop, "annotate", lambda *a, **k: labelled.append(1) or real_annotate(*a, **k))
+    _, part = distill(teacher, config_for(2), tmp_path / "part")
+    assert labelled == [], "the teacher ran though the whole text's pass is cached"
+    info = part["annotation"]["greenkd_parser"]
+    assert info["reused"] and info["docs"] == n_train + 2 and info["prefix_of"]["docs"] == paid["docs"]
+    assert 0 < info["words_labelled"] < paid["words_labelled"]
+    assert info["cpu_seconds"] == pytest.approx(paid["cpu_seconds"] * info["prefix_of"]["share"])
+    assert part["training"]["steps"] == 4
+    # Two texts per doc, cut after three: the last doc is not one of the whole file's.
+    distill(teacher, config_for(0, texts_per_doc=2), tmp_path / "joined")
+    labelled.clear()
+    distill(teacher, config_for(3, texts_per_doc=2), tmp_path / "joined-cut")
+    assert labelled == [1]
+
+
 def test_texts_per_doc_joins_lines_into_docs_of_several_sentences(tmp_path):
     """texts_per_doc = 2 gives one doc per two lines, each line starting a sentence and
     no boundary set inside a line; the last doc takes what is left, the size in the

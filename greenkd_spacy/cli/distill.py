@@ -114,7 +114,14 @@ def load_student_config(path: Path, args: List[str]) -> Config:
 
 def _report_annotation(summary: Dict[str, Any]) -> None:
     for name, info in summary["annotation"].items():
-        if info.get("reused"):
+        if info.get("prefix_of"):
+            whole = info["prefix_of"]
+            msg.good(
+                f"{name}: read the first {info['docs']:,} docs of a complete teacher cache of "
+                f"{whole['docs']:,} ({whole['cache']}); charged {whole['share']:.1%} of its pass, "
+                f"{info.get('cpu_seconds', 0):,.0f} CPU-s"
+            )
+        elif info.get("reused"):
             msg.good(f"{name}: the teacher cache was already complete ({info.get('docs', '?')} docs)")
         else:
             msg.good(

@@ -29,10 +29,14 @@ BLOCK = 1 << 20
 @dataclass(frozen=True)
 class CorpusKey:
     """key: hex SHA-256 of the corpus's sources and settings; size: how many examples
-    it yields where that is cheap to know (a progress bar's total), else None."""
+    it yields where that is cheap to know (a progress bar's total), else None; whole:
+    where the corpus is the first `size` examples of a longer one (a text file read up
+    to a limit), that corpus's key. A teacher pass paid for the whole corpus then serves
+    its prefixes too: the points of a transfer-size curve need no pass of their own."""
 
     key: str
     size: Optional[int] = None
+    whole: Optional[str] = None
 
 
 def files_digest(paths: Iterable[Union[str, Path]]) -> str:

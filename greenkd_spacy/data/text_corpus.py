@@ -151,13 +151,21 @@ class TextCorpus:
         tokenizer = tokenizer_digest(nlp)
         if tokenizer is None or self.path is None:
             return None
-        parts = [files_digest(text_files(self.path)), self.limit, self.text_key, tokenizer]
-        if self.texts_per_doc != 1:
-            # Only when set: the keys of teacher passes cached before the option existed
-            # stay valid.
-            parts.append(f"texts_per_doc={self.texts_per_doc}")
+        files = files_digest(text_files(self.path))
+
+        def key(limit: int) -> str:
+            parts = [files, limit, self.text_key, tokenizer]
+            if self.texts_per_doc != 1:
+                # Only when set: the keys of teacher passes cached before the option
+                # existed stay valid.
+                parts.append(f"texts_per_doc={self.texts_per_doc}")
+            return combine("greenkd.TextFile.v1", *parts)
+
         texts = count_texts(self.path, self.limit)
-        return CorpusKey(combine("greenkd.TextFile.v1", *parts), -(-texts // self.texts_per_doc))
+        # The first `limit` texts are the whole file's first docs, unless the limit
+        # cuts a doc of several texts short (that doc is not one of the whole file's).
+        whole = key(0) if self.limit and self.limit % self.texts_per_doc == 0 else None
+        return CorpusKey(key(self.limit), -(-texts // self.texts_per_doc), whole)
 
 
 def joined_doc(nlp: Language, texts: List[str]) -> Doc:
@@ -252,7 +260,13 @@ class DistillCorpus:
             return None
         sizes = [part.size for part in parts]
         size = None if None in sizes else sum(sizes)
-        return CorpusKey(combine("greenkd.DistillCorpus.v1", *(part.key for part in parts)), size)
+        labeled, unlabeled = parts
+        # The labeled part comes first, whole: a limit on the text leaves a prefix of
+        # the corpus with all of the text.
+        whole = None
+        if unlabeled.whole is not None and labeled.whole is None:
+            whole = combine("greenkd.DistillCorpus.v1", labeled.key, unlabeled.whole)
+        return CorpusKey(combine("greenkd.DistillCorpus.v1", *(part.key for part in parts)), size, whole)
 
 
 def texts_of(path: Union[str, Path], vocab: Vocab, *, limit: int = 0, purpose: str = "evaluate") -> Tuple[List[str], Optional[List[Doc]]]:

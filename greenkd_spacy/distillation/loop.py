@@ -153,14 +153,7 @@ def teacher_fingerprints(
     for every key, its words, POS and sentence starts hashed and its examples counted (a
     pipeline student's tagger, morphologizer and parser are three keys; reading 70,000
     sentences once per key cost minutes before the first step)."""
-    prints = []
-    for teacher_name, settings in keys:
-        fingerprint = Fingerprint().update(settings)
-        for name, proc in teacher.pipeline:
-            fingerprint.update_pipe(name, proc)
-            if name == teacher_name:
-                break
-        prints.append(fingerprint)
+    prints = _teacher_prints(teacher, keys)
     content_key = getattr(corpus, "content_key", None)
     source = content_key(nlp) if content_key is not None else None
     if source is not None:
@@ -175,6 +168,59 @@ def teacher_fingerprints(
         for fingerprint in prints:
             fingerprint.update(*parts)
     return [fingerprint.hexdigest() for fingerprint in prints], n_examples
+
+
+def _teacher_prints(teacher: Language, keys: List[Tuple[str, Dict]]) -> List[Fingerprint]:
+    """Per key, the fingerprint of the teacher up to its component and the settings,
+    before the corpus is added."""
+    prints = []
+    for teacher_name, settings in keys:
+        fingerprint = Fingerprint().update(settings)
+        for name, proc in teacher.pipeline:
+            fingerprint.update_pipe(name, proc)
+            if name == teacher_name:
+                break
+        prints.append(fingerprint)
+    return prints
+
+
+def whole_corpus_fingerprints(
+    teacher: Language, keys: List[Tuple[str, Dict]], corpus: Callable[[Language], Iterable[Example]], nlp: Language
+) -> Optional[Tuple[List[str], int]]:
+    """Where the corpus is the first examples of a longer one (its text read up to a
+    limit: CorpusKey.whole), the cache fingerprints that corpus would have, and how many
+    of its first examples this corpus is; else None. A cache complete for the longer
+    corpus holds a record for every doc of this one (records are found by doc key)."""
+    content_key = getattr(corpus, "content_key", None)
+    source = content_key(nlp) if content_key is not None else None
+    if source is None or source.whole is None or source.size is None:
+        return None
+    prints = _teacher_prints(teacher, keys)
+    for fingerprint in prints:
+        fingerprint.update("corpus-source", source.whole)
+    return [fingerprint.hexdigest() for fingerprint in prints], source.size
+
+
+def prefix_share(info: Dict[str, Any], manifest: Dict[str, Any], n_examples: int, directory: Path) -> Dict[str, Any]:
+    """A run that reads the first `n_examples` of a longer corpus's cached pass is
+    charged that pass's cost in proportion to the words it reads (shard by shard from
+    the manifest; the shard it ends in pro rata), so a transfer-size curve's points
+    keep honest teacher costs though only the largest paid for the pass."""
+    words = total = 0.0
+    for entry in manifest.get("shards", {}).values():
+        first, examples, shard_words = entry.get("first_example", 0), entry.get("examples", 0), entry.get("words", 0)
+        total += shard_words
+        if examples and first < n_examples:
+            words += shard_words * min(1.0, (n_examples - first) / examples)
+    share = words / total if total else 0.0
+    shared = dict(info, reused=True, docs=n_examples, docs_already_cached=n_examples, words_labelled=int(round(words)))
+    for key in ("wall_seconds", "cpu_seconds"):
+        if key in info:
+            shared[key] = info[key] * share
+    shared.pop("this_run", None)
+    shared.pop("earlier_runs", None)
+    shared["prefix_of"] = {"cache": str(directory), "docs": info.get("docs"), "words": int(total), "share": round(share, 6)}
+    return shared
 
 
 def doc_fingerprint_parts(doc: Doc) -> Tuple[List[str], List[str], Union[List[int], int]]:
@@ -417,7 +463,8 @@ def teacher_pass(
     fingerprints, n_examples = teacher_fingerprints(teacher_nlp, keys, run.train_corpus, student)
     sharing: Dict[str, str] = {}  # student pipe -> the pipe whose records it reads
     first: Dict[str, str] = {}
-    for (name, pipe, teacher_pipe), fingerprint in zip(run.pairs, fingerprints):
+    wholes: Optional[Tuple[List[str], int]] = None  # read only if a cache is not complete
+    for index, ((name, pipe, teacher_pipe), fingerprint) in enumerate(zip(run.pairs, fingerprints)):
         if fingerprint in first:
             # The same records (e.g. a parser's trees for a parser and a senter
             # student): one cache, filled once, read by both.
@@ -430,6 +477,18 @@ def teacher_pass(
         if cache.complete:
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
             summary[name] = dict(cache.manifest.get("info", {}), reused=True)
+            continue
+        if wholes is None:
+            wholes = whole_corpus_fingerprints(teacher_nlp, keys, run.train_corpus, student) or ([], 0)
+        whole_prints, n_prefix = wholes
+        whole = TeacherCache(Path(D["cache_dir"]), whole_prints[index]) if whole_prints else None
+        if whole is not None and whole.complete:
+            stderr.write(
+                f"Teacher cache {whole.directory} is complete for the whole text this run reads "
+                f"the first {n_prefix:,} examples of; not running the teacher.\n"
+            )
+            caches[name] = whole
+            summary[name] = prefix_share(whole.manifest.get("info", {}), whole.manifest, n_prefix, whole.directory)
         else:
             pending.append((pipe, teacher_pipe, cache))
     if pending:
