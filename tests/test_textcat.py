@@ -72,6 +72,30 @@ def test_factory_default_is_the_linear_bag_of_1_2_grams_and_learns(factory, tmp_
     assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats, abs=1e-6)
 
 
+@pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])
+def test_initialize_reads_the_corpus_once_and_still_checks_every_example(factory):
+    """The n-gram table, the labels (in the order met) and the check of each example's
+    cats come from one read of the corpus; spaCy's initialize then sees a sample (it
+    read a distillation corpus twice more). A bad example past the sample still fails."""
+    nlp = spacy.blank("en")
+    pipe = nlp.add_pipe(factory)
+    egs = [eg for eg in examples(nlp) for _ in range(20)]  # 480, past the sample
+    read = []
+
+    def get_examples():
+        for eg in egs:
+            read.append(1)
+            yield eg
+
+    nlp.initialize(get_examples)
+    assert len(egs) <= len(read) < 2 * len(egs)
+    assert pipe.labels == ("pos", "neg")
+    if factory == "greenkd_textcat":
+        bad = Example.from_dict(nlp.make_doc("both"), {"cats": {"pos": 1.0, "neg": 1.0}})
+        with pytest.raises(ValueError):
+            nlp.initialize(lambda: egs + [bad])
+
+
 def test_a_partial_dan_v2_block_gets_v2s_own_defaults_not_the_linear_default():
     nlp = spacy.blank("en")
     nlp.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.DAN.v2", "pooling": "sqrtn"}})

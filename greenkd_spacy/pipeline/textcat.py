@@ -20,6 +20,7 @@ the threshold and the textcat scorers behave exactly as in spaCy. What differs:
   steps are those of every text classifier (distillation/contract_textcat.py, shared
   with spaCy's textcat as a student); the loss is this component's own.
 """
+import itertools
 from pathlib import Path
 from typing import Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -119,6 +120,10 @@ def make_multilabel_textcat(
     scorer (Optional[Callable]): spaCy's multi-label textcat scorer by default.
     """
     return DANMultiLabelTextCategorizer(nlp.vocab, model, name, threshold=threshold, scorer=scorer)
+
+
+# Examples spaCy's initialize sees after the n-gram pass has read them all.
+INIT_SAMPLE = 100
 
 
 class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
@@ -318,8 +323,16 @@ class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
         nlp: Optional[Language],
         ngram_corpus: Optional[Union[str, Path]],
         ngram_corpus_limit: int,
-    ) -> None:
-        validate_get_examples(get_examples, f"{type(self).__name__}.initialize")
+    ) -> List[str]:
+        """Build the n-gram table from the examples (and ngram_corpus) and, in the same
+        read, check each example's cats and collect their labels, in the order met.
+        RETURNS the labels. spaCy's initialize reads every example twice more (to check
+        the cats, and for labels when none are given) and its check of the examples'
+        types a third: over a distillation corpus of 320,000 texts each read is
+        minutes of tokenizing before the first step."""
+        method = f"{type(self).__name__}.initialize"
+        if not callable(get_examples):
+            validate_get_examples(get_examples, method)  # spaCy's own error for it
         if ngram_corpus is not None and not Path(ngram_corpus).exists():
             raise ValueError(Errors.E020.format(path=ngram_corpus, name=self.name))
         make_doc = nlp.make_doc if nlp is not None else (lambda text: Doc(self.vocab, words=text.split()))
@@ -328,16 +341,30 @@ class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
             if ngram_corpus is not None
             else ()
         )
-        train = (eg.predicted for eg in get_examples())
+        labels: Dict[str, None] = {}
+
+        def train() -> Iterable[Doc]:
+            for eg in get_examples():
+                validate_examples([eg], method)
+                self._validate_categories([eg])
+                labels.update(dict.fromkeys(eg.reference.cats))
+                yield eg.predicted
+
         old = self.model.attrs["ngrams"]
         table = NgramTable.build(
-            train, extra, size=self.model.attrs["max_ngrams"], ngram_range=old.ngram_range, lowercase=old.lowercase
+            train(), extra, size=self.model.attrs["max_ngrams"], ngram_range=old.ngram_range, lowercase=old.lowercase
         )
         if len(table) == 0:
             raise ValueError(Errors.E021.format(name=self.name))
         self.model.attrs["ngrams"] = table
         self.cfg["n_ngrams"] = len(table)
         self._averages = None  # a new model: averaging starts again with its training
+        return list(labels)
+
+    def _initialize_sample(self, get_examples: Callable[[], Iterable[Example]]) -> Callable[[], Iterable[Example]]:
+        """The first examples, for spaCy's initialize once the whole corpus has been
+        read (it sizes the model from a sample; the labels come read already)."""
+        return lambda: itertools.islice(get_examples(), INIT_SAMPLE)
 
     # ------------------------------------------------------------------ prune
 
@@ -395,8 +422,11 @@ class DANTextCategorizer(DANMixin, TextCategorizer):
             the vocabulary, as the paper does with its distillation corpus.
         ngram_corpus_limit (int): Read at most this many docs of it (0: all).
         """
-        self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
-        TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels, positive_label=positive_label)
+        seen = self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
+        TextCategorizer.initialize(
+            self, self._initialize_sample(get_examples), nlp=nlp,
+            labels=seen if labels is None else labels, positive_label=positive_label,
+        )
         self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
 
 
@@ -415,7 +445,9 @@ class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
         ngram_corpus_limit: int = 0,
     ) -> None:
         """As DANTextCategorizer.initialize, without positive_label."""
-        self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
-        MultiLabel_TextCategorizer.initialize(self, get_examples, nlp=nlp, labels=labels)
+        seen = self._build_ngrams(get_examples, nlp, ngram_corpus, ngram_corpus_limit)
+        MultiLabel_TextCategorizer.initialize(
+            self, self._initialize_sample(get_examples), nlp=nlp, labels=seen if labels is None else labels
+        )
         self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
 
