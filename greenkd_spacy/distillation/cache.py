@@ -138,6 +138,27 @@ class TeacherCache:
             self.manifest["info"] = info
         self._write_manifest()
 
+    def prefix_summary(self, n_examples: int) -> Dict:
+        """The pass's summary for a run that reads only the corpus's first
+        `n_examples`: charged the pass's cost in proportion to the words it reads (shard
+        by shard; the shard it ends in pro rata), so a transfer-size curve's points
+        keep honest teacher costs though only the largest paid for the pass."""
+        info = self.manifest.get("info", {})
+        words = total = 0.0
+        for entry in self.manifest["shards"].values():
+            first, examples, shard_words = entry.get("first_example", 0), entry.get("examples", 0), entry.get("words", 0)
+            total += shard_words
+            if examples and first < n_examples:
+                words += shard_words * min(1.0, (n_examples - first) / examples)
+        share = words / total if total else 0.0
+        summary = {key: value for key, value in info.items() if key not in ("this_run", "earlier_runs")}
+        summary.update(reused=True, docs=n_examples, docs_already_cached=n_examples, words_labelled=int(round(words)))
+        for key in ("wall_seconds", "cpu_seconds"):
+            if key in info:
+                summary[key] = info[key] * share
+        summary["prefix_of"] = {"cache": str(self.directory), "docs": info.get("docs"), "words": int(total), "share": round(share, 6)}
+        return summary
+
     def read_shard(self, index: int) -> Dict[str, Dict]:
         return srsly.msgpack_loads(self.shard_path(index).read_bytes())
 

@@ -201,28 +201,6 @@ def whole_corpus_fingerprints(
     return [fingerprint.hexdigest() for fingerprint in prints], source.size
 
 
-def prefix_share(info: Dict[str, Any], manifest: Dict[str, Any], n_examples: int, directory: Path) -> Dict[str, Any]:
-    """A run that reads the first `n_examples` of a longer corpus's cached pass is
-    charged that pass's cost in proportion to the words it reads (shard by shard from
-    the manifest; the shard it ends in pro rata), so a transfer-size curve's points
-    keep honest teacher costs though only the largest paid for the pass."""
-    words = total = 0.0
-    for entry in manifest.get("shards", {}).values():
-        first, examples, shard_words = entry.get("first_example", 0), entry.get("examples", 0), entry.get("words", 0)
-        total += shard_words
-        if examples and first < n_examples:
-            words += shard_words * min(1.0, (n_examples - first) / examples)
-    share = words / total if total else 0.0
-    shared = dict(info, reused=True, docs=n_examples, docs_already_cached=n_examples, words_labelled=int(round(words)))
-    for key in ("wall_seconds", "cpu_seconds"):
-        if key in info:
-            shared[key] = info[key] * share
-    shared.pop("this_run", None)
-    shared.pop("earlier_runs", None)
-    shared["prefix_of"] = {"cache": str(directory), "docs": info.get("docs"), "words": int(total), "share": round(share, 6)}
-    return shared
-
-
 def doc_fingerprint_parts(doc: Doc) -> Tuple[List[str], List[str], Union[List[int], int]]:
     """What of a corpus doc enters the cache key: its words, their POS (a student may
     read gold POS) and, where set, its sentence starts (1 or 0 per token; 0 for a doc
@@ -488,7 +466,7 @@ def teacher_pass(
                 f"the first {n_prefix:,} examples of; not running the teacher.\n"
             )
             caches[name] = whole
-            summary[name] = prefix_share(whole.manifest.get("info", {}), whole.manifest, n_prefix, whole.directory)
+            summary[name] = whole.prefix_summary(n_prefix)
         else:
             pending.append((pipe, teacher_pipe, cache))
     if pending:
