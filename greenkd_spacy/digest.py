@@ -28,5 +28,12 @@ class Digest:
             self._hash.update(data)
         return self
 
+    def copy(self) -> "Digest":
+        """This digest so far, to go on apart: keys that share their first parts hash
+        them once."""
+        other = type(self).__new__(type(self))
+        other._hash = self._hash.copy()
+        return other
+
     def hexdigest(self) -> str:
         return self._hash.hexdigest()

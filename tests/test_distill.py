@@ -608,10 +608,10 @@ def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):
 
     counted.content_key = reader.content_key
     keys = [("tok2vec", {"kind": "a"})]
-    named, n_named = teacher_fingerprints(teacher, keys, counted, teacher)
+    named, n_named, _ = teacher_fingerprints(teacher, keys, counted, teacher)
     assert reads == [] and n_named == 2
     del counted.content_key
-    read, n_read = teacher_fingerprints(teacher, keys, counted, teacher)
+    read, n_read, _ = teacher_fingerprints(teacher, keys, counted, teacher)
     assert reads == [1] and n_read == 2 and read != named
 
 

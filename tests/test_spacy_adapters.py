@@ -911,7 +911,7 @@ def test_every_pairs_cache_key_comes_from_one_read_of_the_corpus(tagger_teacher)
             yield Example(doc, doc.copy())
 
     keys = [("tagger", {"kind": "a"}), ("tagger", {"kind": "b"})]
-    both, n = teacher_fingerprints(teacher, keys, lambda nlp: corpus(), teacher)
+    both, n, _ = teacher_fingerprints(teacher, keys, lambda nlp: corpus(), teacher)
     assert reads == [1] and n == len(SENTENCES)
     alone = [teacher_fingerprints(teacher, [key], lambda nlp: corpus(), teacher)[0][0] for key in keys]
     assert both == alone and both[0] != both[1]

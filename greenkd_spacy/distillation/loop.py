@@ -18,7 +18,7 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import SimpleNamespace
-from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Tuple, Union
+from typing import IO, Any, Callable, Dict, Iterable, List, NamedTuple, Optional, Tuple, Union
 
 import spacy
 import srsly
@@ -139,9 +139,20 @@ def _can_teach(pipe: Any, teacher_pipe: Any) -> bool:
     return True
 
 
+class TeacherKeys(NamedTuple):
+    """The cache keys of a run's teacher pass (see teacher_fingerprints)."""
+
+    prints: List[str]
+    n_examples: Optional[int]
+    # Where the corpus is the first `n_examples` of a longer one (its text read up to a
+    # limit: CorpusKey.whole), the keys that corpus's caches have: a cache complete for
+    # it holds a record for every doc of this one (records are found by doc key).
+    whole: Optional[List[str]] = None
+
+
 def teacher_fingerprints(
     teacher: Language, keys: List[Tuple[str, Dict]], corpus: Callable[[Language], Iterable[Example]], nlp: Language
-) -> Tuple[List[str], Optional[int]]:
+) -> TeacherKeys:
     """For each (teacher component, settings) in ``keys``: the hash of the teacher's
     weights (that component and everything before it), the settings that shape its
     targets and the corpus as the student will see it; and the number of examples where
@@ -153,26 +164,6 @@ def teacher_fingerprints(
     for every key, its words, POS and sentence starts hashed and its examples counted (a
     pipeline student's tagger, morphologizer and parser are three keys; reading 70,000
     sentences once per key cost minutes before the first step)."""
-    prints = _teacher_prints(teacher, keys)
-    content_key = getattr(corpus, "content_key", None)
-    source = content_key(nlp) if content_key is not None else None
-    if source is not None:
-        for fingerprint in prints:
-            fingerprint.update("corpus-source", source.key)
-        return [fingerprint.hexdigest() for fingerprint in prints], source.size
-    n_examples = 0
-    for eg in corpus(nlp):
-        n_examples += 1
-        # Encoded once for every key; bytes enter the hash as update() would encode them.
-        parts = [Fingerprint.encode(part) for part in doc_fingerprint_parts(eg.predicted)]
-        for fingerprint in prints:
-            fingerprint.update(*parts)
-    return [fingerprint.hexdigest() for fingerprint in prints], n_examples
-
-
-def _teacher_prints(teacher: Language, keys: List[Tuple[str, Dict]]) -> List[Fingerprint]:
-    """Per key, the fingerprint of the teacher up to its component and the settings,
-    before the corpus is added."""
     prints = []
     for teacher_name, settings in keys:
         fingerprint = Fingerprint().update(settings)
@@ -181,24 +172,23 @@ def _teacher_prints(teacher: Language, keys: List[Tuple[str, Dict]]) -> List[Fin
             if name == teacher_name:
                 break
         prints.append(fingerprint)
-    return prints
-
-
-def whole_corpus_fingerprints(
-    teacher: Language, keys: List[Tuple[str, Dict]], corpus: Callable[[Language], Iterable[Example]], nlp: Language
-) -> Optional[Tuple[List[str], int]]:
-    """Where the corpus is the first examples of a longer one (its text read up to a
-    limit: CorpusKey.whole), the cache fingerprints that corpus would have, and how many
-    of its first examples this corpus is; else None. A cache complete for the longer
-    corpus holds a record for every doc of this one (records are found by doc key)."""
     content_key = getattr(corpus, "content_key", None)
     source = content_key(nlp) if content_key is not None else None
-    if source is None or source.whole is None or source.size is None:
-        return None
-    prints = _teacher_prints(teacher, keys)
-    for fingerprint in prints:
-        fingerprint.update("corpus-source", source.whole)
-    return [fingerprint.hexdigest() for fingerprint in prints], source.size
+    if source is not None:
+        whole = None
+        if source.whole is not None and source.size is not None:
+            whole = [fingerprint.copy().update("corpus-source", source.whole).hexdigest() for fingerprint in prints]
+        for fingerprint in prints:
+            fingerprint.update("corpus-source", source.key)
+        return TeacherKeys([fingerprint.hexdigest() for fingerprint in prints], source.size, whole)
+    n_examples = 0
+    for eg in corpus(nlp):
+        n_examples += 1
+        # Encoded once for every key; bytes enter the hash as update() would encode them.
+        parts = [Fingerprint.encode(part) for part in doc_fingerprint_parts(eg.predicted)]
+        for fingerprint in prints:
+            fingerprint.update(*parts)
+    return TeacherKeys([fingerprint.hexdigest() for fingerprint in prints], n_examples)
 
 
 def doc_fingerprint_parts(doc: Doc) -> Tuple[List[str], List[str], Union[List[int], int]]:
@@ -438,10 +428,9 @@ def teacher_pass(
         if not is_silver(settings):
             settings["top_k"] = D["top_k"]
         keys.append((teacher_pipe.name, settings))
-    fingerprints, n_examples = teacher_fingerprints(teacher_nlp, keys, run.train_corpus, student)
+    fingerprints, n_examples, wholes = teacher_fingerprints(teacher_nlp, keys, run.train_corpus, student)
     sharing: Dict[str, str] = {}  # student pipe -> the pipe whose records it reads
     first: Dict[str, str] = {}
-    wholes: Optional[Tuple[List[str], int]] = None  # read only if a cache is not complete
     for index, ((name, pipe, teacher_pipe), fingerprint) in enumerate(zip(run.pairs, fingerprints)):
         if fingerprint in first:
             # The same records (e.g. a parser's trees for a parser and a senter
@@ -456,17 +445,14 @@ def teacher_pass(
             stderr.write(f"Teacher cache {cache.directory} is complete; not running the teacher.\n")
             summary[name] = dict(cache.manifest.get("info", {}), reused=True)
             continue
-        if wholes is None:
-            wholes = whole_corpus_fingerprints(teacher_nlp, keys, run.train_corpus, student) or ([], 0)
-        whole_prints, n_prefix = wholes
-        whole = TeacherCache(Path(D["cache_dir"]), whole_prints[index]) if whole_prints else None
+        whole = TeacherCache(Path(D["cache_dir"]), wholes[index]) if wholes else None
         if whole is not None and whole.complete:
             stderr.write(
                 f"Teacher cache {whole.directory} is complete for the whole text this run reads "
-                f"the first {n_prefix:,} examples of; not running the teacher.\n"
+                f"the first {n_examples:,} examples of; not running the teacher.\n"
             )
             caches[name] = whole
-            summary[name] = whole.prefix_summary(n_prefix)
+            summary[name] = whole.prefix_summary(n_examples)
         else:
             pending.append((pipe, teacher_pipe, cache))
     if pending:
