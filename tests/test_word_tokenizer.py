@@ -43,6 +43,21 @@ def test_doc_text_is_the_text_and_compiled_equals_reference(text):
     assert [bool(t.whitespace_) for t in doc] == spaces
 
 
+@pytest.mark.parametrize("text", TEXTS + ["mark the root _ NOUN nsubj ORTH of it: mark!"])
+def test_known_words_find_the_vocabs_lexemes(text):
+    """The second time a text is split every lexeme is known (the compiled split then
+    hashes ASCII tokens in place): each token is the vocab's lexeme of its text, spaCy's
+    symbol names (hashed by their symbol table) included."""
+    nlp = spacy.blank("en")
+    tokenizer = WordTokenizer(nlp.vocab)
+    first = tokenizer(text)
+    again = tokenizer(text)
+    words, _ = split_words(text)
+    assert [t.text for t in again] == [t.text for t in first] == words
+    assert [t.orth for t in again] == [nlp.vocab.strings[w] for w in words]
+    assert [t.lex_id for t in again] == [nlp.vocab[w].rank for w in words]
+
+
 def test_differs_from_spacys_tokenizer_where_documented():
     nlp = spacy.blank("en")
     ours = [t.text for t in WordTokenizer(nlp.vocab)("Don't go.")]
