@@ -2,11 +2,10 @@
 """The word tokenizer's split, compiled: one pass over the text's characters, each
 token's lexeme looked up and pushed onto the Doc as it is found.
 
-For an ASCII text (most English text) a token's lexeme is found by hashing its bytes
-where they lie in the text, as spaCy's StringStore hashes a string: no Python string is
-made for a token whose lexeme the vocab already has. A token the vocab has not seen, a
-token that is one of spaCy's symbol names (hashed differently) and any token of a text
-with other characters take `Vocab.get`, which makes the lexeme.
+A token's lexeme is found by hashing its bytes where they lie in the text's UTF-8, as
+spaCy's StringStore hashes a string: no Python string is made for a token whose lexeme
+the vocab already has. A token the vocab has not seen and a token that is one of
+spaCy's symbol names (hashed differently) take `Vocab.get`, which makes the lexeme.
 
 `split.split_words` is the reference it is tested against (the same tokens and
 spaces for any text).
@@ -18,8 +17,18 @@ from spacy.tokens.doc cimport Doc
 from spacy.vocab cimport Vocab
 
 cdef extern from "Python.h":
-    bint PyUnicode_IS_ASCII(object text)
     const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+
+
+cdef inline Py_ssize_t _utf8_len(Py_UCS4 c) nogil:
+    """The number of bytes of a code point in UTF-8."""
+    if c < 0x80:
+        return 1
+    if c < 0x800:
+        return 2
+    if c < 0x10000:
+        return 3
+    return 4
 
 from .split import is_edge_char
 
@@ -48,12 +57,13 @@ cdef class WordSplitter:
             self.other_edge[c] = found
         return found
 
-    cdef inline int _push(self, Doc doc, str text, const char* ascii, Py_ssize_t a, Py_ssize_t b) except -1:
-        """Push text[a:b]'s lexeme. `ascii`: the text's bytes when it is all ASCII
-        (character offsets are byte offsets), else NULL."""
+    cdef inline int _push(self, Doc doc, str text, const char* utf8, Py_ssize_t a, Py_ssize_t b,
+                          Py_ssize_t byte_a, Py_ssize_t byte_b) except -1:
+        """Push text[a:b]'s lexeme; `utf8` is the text's UTF-8 (NULL if it has none),
+        where the token is bytes byte_a to byte_b."""
         cdef const LexemeC* lex
-        if ascii is not NULL:
-            lex = <const LexemeC*>self.vocab._by_orth.get(hash_utf8(<char*>ascii + a, <int>(b - a)))
+        if utf8 is not NULL:
+            lex = <const LexemeC*>self.vocab._by_orth.get(hash_utf8(<char*>utf8 + byte_a, <int>(byte_b - byte_a)))
             if lex is not NULL:
                 doc.push_back(lex, False)
                 return 0
@@ -63,21 +73,29 @@ cdef class WordSplitter:
     def __call__(self, str text):
         cdef Vocab vocab = self.vocab
         cdef Doc doc = Doc(vocab)
+        # i, start, end, a, b, k: character offsets; their b-prefixed twins: byte
+        # offsets into the text's UTF-8
         cdef Py_ssize_t n = len(text), i = 0, start, end, a, b, k, size
-        cdef const char* ascii = NULL
-        if PyUnicode_IS_ASCII(text):
-            ascii = PyUnicode_AsUTF8AndSize(text, &size)
+        cdef Py_ssize_t bi = 0, bstart, bend, ba, bb, bk
+        cdef const char* utf8 = NULL
         cdef Py_UCS4 c
+        try:
+            # an ASCII str's own characters; otherwise the UTF-8 copy Python keeps with it
+            utf8 = PyUnicode_AsUTF8AndSize(text, &size)
+        except UnicodeError:  # lone surrogates: no UTF-8, every token takes Vocab.get
+            utf8 = NULL
         while i < n:
             start = i
             c = text[i]
             if Py_UNICODE_ISSPACE(c):
                 i += 1
+                bi += _utf8_len(c)
                 while i < n:
                     c = text[i]
                     if not Py_UNICODE_ISSPACE(c):
                         break
                     i += 1
+                    bi += _utf8_len(c)
                 # One ' ' after a token is that token's trailing space; the rest of the
                 # run (or a run at the start of the text) is a whitespace token, as in
                 # spaCy's tokenizer.
@@ -88,22 +106,39 @@ cdef class WordSplitter:
                 if start < i:
                     doc.push_back(vocab.get(doc.mem, text[start:i]), False)
                 continue
+            bstart = bi
             i += 1
+            bi += _utf8_len(c)
             while i < n:
                 c = text[i]
                 if Py_UNICODE_ISSPACE(c):
                     break
                 i += 1
+                bi += _utf8_len(c)
             end = i
+            bend = bi
             a = start
-            while a < end and self._edge(text[a]):
-                self._push(doc, text, ascii, a, a + 1)
+            ba = bstart
+            while a < end:
+                c = text[a]
+                if not self._edge(c):
+                    break
+                self._push(doc, text, utf8, a, a + 1, ba, ba + _utf8_len(c))
                 a += 1
+                ba += _utf8_len(c)
             b = end
-            while b > a and self._edge(text[b - 1]):
+            bb = bend
+            while b > a:
+                c = text[b - 1]
+                if not self._edge(c):
+                    break
                 b -= 1
+                bb -= _utf8_len(c)
             if a < b:
-                self._push(doc, text, ascii, a, b)
+                self._push(doc, text, utf8, a, b, ba, bb)
+            bk = bb
             for k in range(b, end):
-                self._push(doc, text, ascii, k, k + 1)
+                c = text[k]
+                self._push(doc, text, utf8, k, k + 1, bk, bk + _utf8_len(c))
+                bk += _utf8_len(c)
         return doc
