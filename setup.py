@@ -25,6 +25,13 @@ extensions = [
         include_dirs=[numpy.get_include()],
         language="c++",
     ),
+    # greenkd.CachedTokenizer.v1's chunk cache in front of spaCy's tokenizer.
+    Extension(
+        "greenkd_spacy.tokenization._chunks",
+        ["greenkd_spacy/tokenization/_chunks.pyx"],
+        include_dirs=[numpy.get_include()],
+        language="c++",
+    ),
     # Chu-Liu/Edmonds for greenkd_parser (plain C loops; decoding/mst.py is the reference).
     Extension("greenkd_spacy.decoding._mst", ["greenkd_spacy/decoding/_mst.pyx"], include_dirs=[numpy.get_include()]),
     # Viterbi over the allowed transitions for the CRF labeller (the torch method is the reference).

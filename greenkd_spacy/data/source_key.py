@@ -56,8 +56,14 @@ def files_digest(paths: Iterable[Union[str, Path]]) -> str:
 def tokenizer_digest(nlp: Language) -> Optional[str]:
     """The tokenizer's rules and exceptions, its language and spaCy's version: what
     decides the words of a text. None where the tokenizer cannot be serialized (a custom
-    callable): then only reading the docs can say what they are."""
+    callable): then only reading the docs can say what they are. greenkd.CachedTokenizer.v1
+    makes its spaCy tokenizer's tokens, so it has that tokenizer's digest: docs read with
+    either share their teacher pass."""
     tokenizer = nlp.tokenizer
+    from ..tokenization.cached import CachedTokenizer
+
+    if isinstance(tokenizer, CachedTokenizer):
+        tokenizer = tokenizer.tokenizer
     try:
         data = tokenizer.to_bytes(exclude=["vocab"])
     except Exception:  # custom tokenizers raise anything from TypeError to NotImplementedError
