@@ -106,3 +106,31 @@ def test_docs_read_with_it_share_spacys_tokenizer_digest():
     other = spacy.blank("en")
     other.tokenizer.add_special_case("fooBar", [{"ORTH": "foo"}, {"ORTH": "Bar"}])
     assert tokenizer_digest(other) != tokenizer_digest(spacy.blank("en"))
+
+
+def test_a_student_takes_its_teachers_rules_and_forgets_what_it_cached():
+    from greenkd_spacy.tokenization.rules import adopt_teacher_tokenizer
+
+    teacher = spacy.blank("en")
+    teacher.tokenizer.add_special_case("fooBar", [{"ORTH": "foo"}, {"ORTH": "Bar"}])
+    student = spacy.blank("en", config=CONFIG)
+    assert [t.text for t in student("fooBar now")] == ["fooBar", "now"]  # now in its cache
+    assert adopt_teacher_tokenizer(student, teacher)
+    assert [t.text for t in student("fooBar now")] == ["foo", "Bar", "now"]
+    # a plain spaCy tokenizer takes them too; the teacher's own is left as it was
+    plain = spacy.blank("en")
+    assert adopt_teacher_tokenizer(plain, teacher) and [t.text for t in plain("fooBar")] == ["foo", "Bar"]
+    assert isinstance(student.tokenizer, CachedTokenizer) and not isinstance(teacher.tokenizer, CachedTokenizer)
+
+
+def test_a_teacher_of_another_language_or_kind_is_said_not_to_hand_its_rules_over():
+    from greenkd_spacy.tokenization.rules import adopt_teacher_tokenizer
+
+    student = spacy.blank("en", config=CONFIG)
+    with pytest.warns(UserWarning, match="teacher_tokenizer = false"):
+        assert not adopt_teacher_tokenizer(student, spacy.blank("de"))
+    custom = spacy.blank("en")
+    custom.tokenizer = lambda text: spacy.tokens.Doc(custom.vocab, words=text.split())
+    with pytest.warns(UserWarning, match="not the teacher's kind"):
+        assert not adopt_teacher_tokenizer(student, custom)
+    assert [t.text for t in student("fooBar")] == ["fooBar"]

@@ -10,6 +10,7 @@ import pytest
 import spacy
 import srsly
 from spacy.cli.init_config import init_config
+from spacy.attrs import ORTH
 from spacy.language import Language
 from spacy.pipeline import TrainablePipe
 from spacy.tokens import Doc, Span
@@ -23,6 +24,7 @@ from greenkd_spacy.distillation.filled_config import filled_config_text
 from greenkd_spacy.distillation.student_config import config_text
 from greenkd_spacy.distillation.student_plan import plan_student
 from greenkd_spacy.distillation.loop import distill
+from greenkd_spacy.tokenization.cached import CachedTokenizer
 
 from .util import SENTENCES
 
@@ -78,6 +80,8 @@ def teacher_path(tmp_path_factory) -> Path:
     optimizer = nlp.initialize(lambda: examples)
     for _ in range(60):
         nlp.update(examples, sgd=optimizer)
+    # A special case of the user's own, which the student has to keep
+    nlp.tokenizer.add_special_case("eggsandpizza", [{ORTH: "eggs"}, {ORTH: "and"}, {ORTH: "pizza"}])
     nlp.add_pipe("attribute_ruler", after="tagger")
     nlp.disable_pipe("senter")  # as in spaCy's packaged pipelines: the parser segments
     nlp.add_pipe("test_unlearnable", last=True)
@@ -171,6 +175,9 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
         "trainable_lemmatizer", "textcat",
     ]
     assert loaded(TEXTS[0]).has_annotation("DEP")
+    # The student's tokenizer: spaCy's behind a chunk cache, with the teacher's special case
+    assert '@tokenizers = "greenkd.CachedTokenizer.v1"' in text and isinstance(loaded.tokenizer, CachedTokenizer)
+    assert [t.text for t in loaded("eggsandpizza now")] == ["eggs", "and", "pizza", "now"]
     # A rerun reads the labelled dev set (and the targets) instead of running the teacher.
     config["distillation"]["max_steps"] = 2
     _, again = distill(teacher, config, tmp_path / "again")

@@ -59,11 +59,9 @@ def tokenizer_digest(nlp: Language) -> Optional[str]:
     callable): then only reading the docs can say what they are. greenkd.CachedTokenizer.v1
     makes its spaCy tokenizer's tokens, so it has that tokenizer's digest: docs read with
     either share their teacher pass."""
-    tokenizer = nlp.tokenizer
-    from ..tokenization.cached import CachedTokenizer
+    from ..tokenization.rules import unwrap
 
-    if isinstance(tokenizer, CachedTokenizer):
-        tokenizer = tokenizer.tokenizer
+    tokenizer = unwrap(nlp.tokenizer)
     try:
         data = tokenizer.to_bytes(exclude=["vocab"])
     except Exception:  # custom tokenizers raise anything from TypeError to NotImplementedError

@@ -37,6 +37,7 @@ from ..atomic import atomic_write_json
 from ..checkpoint import BEST, LAST, resume_state, save_checkpoint
 from ..errors import Errors
 from ..lock import run_lock
+from ..tokenization.rules import adopt_teacher_tokenizer
 from ..training.budget import restart_clock
 from ..util import peak_rss_mb
 from .adapters import distillable
@@ -342,6 +343,8 @@ def prepare_student(teacher_nlp: Language, student_config: Config) -> Run:
     D = resolve_distillation(config)
     fix_random_seed(D["seed"])
     student = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
+    if D["teacher_tokenizer"]:
+        adopt_teacher_tokenizer(student, teacher_nlp)
     T = registry.resolve(student.config.interpolate()["training"], schema=ConfigSchemaTraining)
     pairs = pair_components(student, teacher_nlp, D["student_to_teacher"])
     hidden = hidden_state_pair(student, teacher_nlp, D)

@@ -30,6 +30,7 @@ class ConfigSchemaDistill(BaseModel):
     heldout: StrictInt = Field(500, ge=0, title="Texts at the start of the distillation corpus held out as the dev set and labelled by the teacher, when the dev corpus has no path (0: a dev corpus is required)")
     report_min_words: StrictInt = Field(MIN_TIMED_WORDS, gt=0, title="Words each timed pass of the end-of-run report covers (the dev texts repeated; 3 passes per pipeline, the fastest counts)")
     copy_from_teacher: Optional[List[StrictStr]] = Field(None, title="Teacher components copied into the student as they are (null: every one that cannot be trained and that the student lacks)")
+    teacher_tokenizer: StrictBool = Field(True, title="The student tokenizes as its teacher: the teacher's tokenizer rules, exceptions and special cases are loaded into the student's before anything is read, where both are spaCy's rule tokenizer (plain or greenkd.CachedTokenizer.v1); false: the student's config alone decides")
     batch_attribute_ruler: StrictBool = Field(True, title="A copied attribute_ruler runs as greenkd_attribute_ruler: the same patterns and annotations, set a batch at a time (false: spaCy's own component)")
     hidden_weight: Number = Field(0.0, ge=0.0, title="Weight of the hidden-state loss: the student's shared tok2vec learns the teacher encoder's per-token output through a linear map (cosine; 0: off)")
     hidden_dims: StrictInt = Field(128, gt=0, title="Width the teacher's encoder vectors are projected to (fixed random orthonormal map) in the teacher cache")

@@ -36,6 +36,7 @@ from spacy.language import Language
 from spacy.pipeline import AttributeRuler, TrainablePipe
 
 from ..errors import Errors
+from ..tokenization.rules import rule_tokenizer
 
 PRESETS = ("small", "fast", "accurate", "teacher")
 
@@ -130,6 +131,9 @@ class StudentPlan:
     vectors: Optional[str] = None
     # Teacher component -> its factory.
     teacher_factories: Dict[str, str] = field(default_factory=dict)
+    # The teacher's tokenizer is spaCy's rule tokenizer: the student's is the same behind
+    # a chunk cache (greenkd.CachedTokenizer.v1), with the teacher's rules at distill time.
+    cached_tokenizer: bool = False
 
     def targets(self, component: StudentComponent) -> str:
         """What `component` learns from its teacher component, e.g. "silver: the
@@ -174,6 +178,7 @@ def plan_student(
     plan = StudentPlan(
         lang=teacher.lang, preset=preset, components=[], vectors=vectors,
         teacher_factories={name: teacher.get_pipe_meta(name).factory for name in teacher.component_names},
+        cached_tokenizer=rule_tokenizer(teacher.tokenizer) is not None,
     )
     for name in teacher.component_names:
         factory = teacher.get_pipe_meta(name).factory
