@@ -24,6 +24,7 @@ def tracked(*patterns: str):
 def test_readme_and_benchmark_docs_stay_short():
     assert (ROOT / "README.md").stat().st_size <= 12_000
     assert (ROOT / "docs" / "benchmarks.md").stat().st_size <= 30_000
+    assert (ROOT / "docs" / "profiles.md").stat().st_size <= 12_000
 
 
 @pytest.mark.parametrize("project", [ROOT, *PROJECTS], ids=lambda p: str(p.relative_to(ROOT)) or "root")
