@@ -22,6 +22,7 @@ extensions = [
     Extension(
         "greenkd_spacy.tokenization._split",
         ["greenkd_spacy/tokenization/_split.pyx"],
+        depends=["greenkd_spacy/tokenization/_text.pxd"],
         include_dirs=[numpy.get_include()],
         language="c++",
     ),
@@ -29,6 +30,7 @@ extensions = [
     Extension(
         "greenkd_spacy.tokenization._chunks",
         ["greenkd_spacy/tokenization/_chunks.pyx"],
+        depends=["greenkd_spacy/tokenization/_text.pxd"],
         include_dirs=[numpy.get_include()],
         language="c++",
     ),

@@ -101,3 +101,23 @@ def test_a_path_that_is_not_well_formed_takes_spacys_route():
     doc = Doc(nlp.vocab, words=["a", "b"])
     with pytest.raises(ValueError):
         decoder.write_entities([doc], [[TAGS.index("I-PER"), TAGS.index("L-PER")]])
+
+
+def test_a_batchs_spans_are_each_docs_spans():
+    nlp = spacy.blank("en")
+    rng = random.Random(1)
+    decoder = BiluoDecoder(TAGS)
+    index = {tag: i for i, tag in enumerate(TAGS)}
+    for _ in range(20):
+        docs = [Doc(nlp.vocab, words=[f"w{j}" for j in range(rng.randint(0, 30))]) for _ in range(8)]
+        paths = [[index[t] for t in _random_path(rng, len(doc))] for doc in docs]
+        batch = decoder.batch_spans(docs, paths)
+        assert [[(s.start, s.end, s.label_, s.doc is doc) for s in spans] for doc, spans in zip(docs, batch)] == [
+            [(s.start, s.end, s.label_, True) for s in decoder.spans(doc, path)] for doc, path in zip(docs, paths)
+        ]
+    assert decoder.batch_spans([], []) == [] and decoder.batch_spans([Doc(nlp.vocab, words=[])], [[]]) == [[]]
+    # A span that would run from one doc into the next: each doc is decoded alone (and
+    # refused, as spaCy's function refuses it).
+    first, second = Doc(nlp.vocab, words=["a", "b"]), Doc(nlp.vocab, words=["c", "d"])
+    with pytest.raises(ValueError):
+        decoder.batch_spans([first, second], [[0, TAGS.index("B-PER")], [TAGS.index("L-PER"), 0]])

@@ -47,6 +47,47 @@ class BiluoDecoder:
         labels = self.labels
         return [Span(doc, int(s), int(e), label=labels[int(ids[s])]) for s, e in zip(starts, ends)]
 
+    def batch_spans(self, docs: Sequence[Doc], paths: Sequence[Sequence[int]]) -> List[List[Span]]:
+        """Each doc's spans, as `spans` gives them, with the batch's paths checked and
+        bounded in one go: chunks are about every other word, and per-doc array work
+        cost more than the network on sentence-length docs."""
+        docs = list(docs)
+        ids = [numpy.asarray(path, dtype="int64") for path in paths]
+        bounds = self._batch_bounds(ids)
+        if bounds is None:
+            return [self.spans(doc, path) for doc, path in zip(docs, ids)]
+        starts, ends, offsets = bounds
+        if not len(starts):
+            return [[] for _ in docs]
+        strings = docs[0].vocab.strings
+        hashes = numpy.asarray([strings.add(label) if label else 0 for label in self.labels], dtype="uint64")
+        labels = hashes[numpy.concatenate(ids)[starts]].tolist()
+        cuts = numpy.searchsorted(starts, offsets).tolist()
+        starts, ends, offsets = starts.tolist(), ends.tolist(), offsets.tolist()
+        result = []
+        for d, doc in enumerate(docs):
+            base = offsets[d]
+            result.append([Span(doc, starts[k] - base, ends[k] - base, label=labels[k]) for k in range(cuts[d], cuts[d + 1])])
+        return result
+
+    def _batch_bounds(self, ids: List[numpy.ndarray]) -> Optional[Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]]:
+        """(starts, ends) of every span of the concatenated paths and each doc's offset
+        into them (one more than the docs: the total); None if a path is not well
+        formed or a span would run from one doc into the next."""
+        lengths = numpy.asarray([len(path) for path in ids], dtype="int64")
+        offsets = numpy.concatenate([[0], numpy.cumsum(lengths)]).astype("int64")
+        if not len(ids) or not offsets[-1]:
+            return numpy.zeros(0, dtype="int64"), numpy.zeros(0, dtype="int64"), offsets
+        flat = numpy.concatenate(ids)
+        bounds = self._bounds(self.kinds[flat], self.label_ids[flat])
+        if bounds is None:
+            return None
+        starts, ends = bounds
+        doc_of = numpy.repeat(numpy.arange(len(ids)), lengths)
+        if not numpy.array_equal(doc_of[starts], doc_of[ends - 1]):
+            return None
+        return starts, ends, offsets
+
     def write_entities(self, docs: Sequence[Doc], paths: Sequence[Sequence[int]]) -> None:
         """Set every doc's entities from its path (one per doc, of the doc's length),
         replacing the ones it had (tokens outside every entity become "O"), as
@@ -55,28 +96,17 @@ class BiluoDecoder:
         per doc cost more than the network on sentence-length docs."""
         docs = list(docs)
         ids = [numpy.asarray(path, dtype="int64") for path in paths]
-        lengths = numpy.asarray([len(path) for path in ids], dtype="int64")
-        if not len(docs) or not lengths.sum():
+        if not len(docs) or not sum(len(path) for path in ids):
             for doc in docs:
                 doc.set_ents([], default="outside")
             return
-        flat = numpy.concatenate(ids)
-        kinds = self.kinds[flat]
-        labels = self.label_ids[flat]
-        bounds = self._bounds(kinds, labels)
-        if bounds is not None:
-            # Well formed over the batch; also no entity may run from one doc into the next.
-            doc_of = numpy.repeat(numpy.arange(len(ids)), lengths)
-            starts, ends = bounds
-            if not numpy.array_equal(doc_of[starts], doc_of[ends - 1]):
-                bounds = None
+        bounds = self._batch_bounds(ids)
         if bounds is None:
             for doc, path in zip(docs, ids):
                 doc.set_ents(self.spans(doc, path), default="outside")
             return
-        table = self._entity_table(docs[0])
-        values = table[flat]
-        offsets = numpy.concatenate([[0], numpy.cumsum(lengths)])
+        offsets = bounds[2]
+        values = self._entity_table(docs[0])[numpy.concatenate(ids)]
         for doc, start, end in zip(docs, offsets[:-1], offsets[1:]):
             if end > start:
                 doc.from_array(_ENT_ATTRS, values[start:end])

@@ -538,6 +538,11 @@ class ChunkLabeller(SequenceLabeller):
     def write_spans(self, doc: Doc, spans: List[Span]) -> None:
         doc.spans[self.spans_key] = spans
 
+    def write_paths(self, docs: List[Doc], tags: Sequence[Sequence[int]], decoder: BiluoDecoder) -> None:
+        # The batch's spans bounded in one go (decoding/biluo.py), not doc by doc.
+        for doc, spans in zip(docs, decoder.batch_spans(docs, tags)):
+            doc.spans[self.spans_key] = spans
+
 
 def load_pretrained_lm(path) -> Tuple[Dict[str, Any], Dict[str, torch.Tensor]]:
     """Read an LM directory: lm_config.json (shapes + vocabulary) and weights.pt."""

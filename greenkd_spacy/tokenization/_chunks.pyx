@@ -18,9 +18,7 @@ from spacy.structs cimport LexemeC
 from spacy.tokens.doc cimport Doc
 from spacy.vocab cimport Vocab
 
-
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
+from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, utf8_len
 
 
 cdef struct Chunk:
@@ -28,15 +26,6 @@ cdef struct Chunk:
     const LexemeC** lexemes
 
 
-cdef inline Py_ssize_t _utf8_len(Py_UCS4 c) nogil:
-    """The number of bytes of a code point in UTF-8."""
-    if c < 0x80:
-        return 1
-    if c < 0x800:
-        return 2
-    if c < 0x10000:
-        return 3
-    return 4
 
 
 cdef class ChunkCache:
@@ -117,34 +106,19 @@ cdef class ChunkCache:
         except UnicodeError:  # lone surrogates: chunks are hashed as spaCy hashes strings
             utf8 = NULL
         while i < n:
-            start = i
-            bstart = bi
             c = text[i]
             if Py_UNICODE_ISSPACE(c):
-                i += 1
-                bi += _utf8_len(c)
-                while i < n:
-                    c = text[i]
-                    if not Py_UNICODE_ISSPACE(c):
-                        break
-                    i += 1
-                    bi += _utf8_len(c)
-                # As spaCy's tokenizer: one ' ' after a token is its trailing space, the
-                # rest of the run (or a run at the start of the text) a token of its own.
-                c = text[start]
-                if doc.length > 0 and c == u' ':
-                    doc.c[doc.length - 1].spacy = True
-                    start += 1
-                if start < i:
-                    doc.push_back(vocab.get(doc.mem, text[start:i]), False)
+                push_whitespace(doc, text, n, &i, &bi)
                 continue
+            start = i
+            bstart = bi
             i += 1
-            bi += _utf8_len(c)
+            bi += utf8_len(c)
             while i < n:
                 c = text[i]
                 if Py_UNICODE_ISSPACE(c):
                     break
                 i += 1
-                bi += _utf8_len(c)
+                bi += utf8_len(c)
             self._push_chunk(doc, text, utf8, start, i, bstart, bi)
         return doc

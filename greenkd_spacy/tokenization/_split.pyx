@@ -16,20 +16,7 @@ from spacy.structs cimport LexemeC
 from spacy.tokens.doc cimport Doc
 from spacy.vocab cimport Vocab
 
-cdef extern from "Python.h":
-    const char* PyUnicode_AsUTF8AndSize(object text, Py_ssize_t* size) except NULL
-
-
-cdef inline Py_ssize_t _utf8_len(Py_UCS4 c) nogil:
-    """The number of bytes of a code point in UTF-8."""
-    if c < 0x80:
-        return 1
-    if c < 0x800:
-        return 2
-    if c < 0x10000:
-        return 3
-    return 4
-
+from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, utf8_len
 from .split import is_edge_char
 
 
@@ -85,36 +72,20 @@ cdef class WordSplitter:
         except UnicodeError:  # lone surrogates: no UTF-8, every token takes Vocab.get
             utf8 = NULL
         while i < n:
-            start = i
             c = text[i]
             if Py_UNICODE_ISSPACE(c):
-                i += 1
-                bi += _utf8_len(c)
-                while i < n:
-                    c = text[i]
-                    if not Py_UNICODE_ISSPACE(c):
-                        break
-                    i += 1
-                    bi += _utf8_len(c)
-                # One ' ' after a token is that token's trailing space; the rest of the
-                # run (or a run at the start of the text) is a whitespace token, as in
-                # spaCy's tokenizer.
-                c = text[start]
-                if doc.length > 0 and c == u' ':
-                    doc.c[doc.length - 1].spacy = True
-                    start += 1
-                if start < i:
-                    doc.push_back(vocab.get(doc.mem, text[start:i]), False)
+                push_whitespace(doc, text, n, &i, &bi)
                 continue
+            start = i
             bstart = bi
             i += 1
-            bi += _utf8_len(c)
+            bi += utf8_len(c)
             while i < n:
                 c = text[i]
                 if Py_UNICODE_ISSPACE(c):
                     break
                 i += 1
-                bi += _utf8_len(c)
+                bi += utf8_len(c)
             end = i
             bend = bi
             a = start
@@ -123,9 +94,9 @@ cdef class WordSplitter:
                 c = text[a]
                 if not self._edge(c):
                     break
-                self._push(doc, text, utf8, a, a + 1, ba, ba + _utf8_len(c))
+                self._push(doc, text, utf8, a, a + 1, ba, ba + utf8_len(c))
                 a += 1
-                ba += _utf8_len(c)
+                ba += utf8_len(c)
             b = end
             bb = bend
             while b > a:
@@ -133,12 +104,12 @@ cdef class WordSplitter:
                 if not self._edge(c):
                     break
                 b -= 1
-                bb -= _utf8_len(c)
+                bb -= utf8_len(c)
             if a < b:
                 self._push(doc, text, utf8, a, b, ba, bb)
             bk = bb
             for k in range(b, end):
                 c = text[k]
-                self._push(doc, text, utf8, k, k + 1, bk, bk + _utf8_len(c))
-                bk += _utf8_len(c)
+                self._push(doc, text, utf8, k, k + 1, bk, bk + utf8_len(c))
+                bk += utf8_len(c)
         return doc
