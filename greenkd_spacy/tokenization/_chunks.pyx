@@ -18,7 +18,7 @@ from spacy.structs cimport LexemeC
 from spacy.tokens.doc cimport Doc
 from spacy.vocab cimport Vocab
 
-from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, utf8_len
+from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, skip_chunk, utf8_len
 
 
 cdef struct Chunk:
@@ -112,13 +112,6 @@ cdef class ChunkCache:
                 continue
             start = i
             bstart = bi
-            i += 1
-            bi += utf8_len(c)
-            while i < n:
-                c = text[i]
-                if Py_UNICODE_ISSPACE(c):
-                    break
-                i += 1
-                bi += utf8_len(c)
+            skip_chunk(text, n, &i, &bi)
             self._push_chunk(doc, text, utf8, start, i, bstart, bi)
         return doc

@@ -16,7 +16,7 @@ from spacy.structs cimport LexemeC
 from spacy.tokens.doc cimport Doc
 from spacy.vocab cimport Vocab
 
-from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, utf8_len
+from ._text cimport PyUnicode_AsUTF8AndSize, push_whitespace, skip_chunk, utf8_len
 from .split import is_edge_char
 
 
@@ -78,14 +78,7 @@ cdef class WordSplitter:
                 continue
             start = i
             bstart = bi
-            i += 1
-            bi += utf8_len(c)
-            while i < n:
-                c = text[i]
-                if Py_UNICODE_ISSPACE(c):
-                    break
-                i += 1
-                bi += utf8_len(c)
+            skip_chunk(text, n, &i, &bi)
             end = i
             bend = bi
             a = start

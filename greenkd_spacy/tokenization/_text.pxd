@@ -39,3 +39,14 @@ cdef inline int push_whitespace(Doc doc, str text, Py_ssize_t n, Py_ssize_t* i, 
     if start < i[0]:
         doc.push_back(doc.vocab.get(doc.mem, text[start:i[0]]), False)
     return 0
+
+
+cdef inline void skip_chunk(str text, Py_ssize_t n, Py_ssize_t* i, Py_ssize_t* bi):
+    """Step i (characters) and bi (bytes) over the run of non-whitespace at text[i]."""
+    cdef Py_UCS4 c
+    while i[0] < n:
+        c = text[i[0]]
+        if Py_UNICODE_ISSPACE(c):
+            break
+        i[0] += 1
+        bi[0] += utf8_len(c)
