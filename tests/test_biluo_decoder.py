@@ -63,20 +63,23 @@ def test_decoder_falls_back_on_malformed_paths():
     assert decoder.spans(doc[:0].as_doc(), []) == []
 
 
+def _random_batch(rng: random.Random):
+    """Eight docs of 0 to 30 tokens and a well-formed random BILUO path (tag names) for each."""
+    vocab = spacy.blank("en").vocab
+    docs = [Doc(vocab, words=[f"w{j}" for j in range(rng.randint(0, 30))]) for _ in range(8)]
+    return docs, [_random_path(rng, len(doc)) for doc in docs]
+
+
 def test_a_batch_written_at_once_has_the_entities_of_its_paths():
-    nlp = spacy.blank("en")
     rng = random.Random(0)
     decoder = BiluoDecoder(TAGS)
-    index = {tag: i for i, tag in enumerate(TAGS)}
     for _ in range(20):
-        lengths = [rng.randint(0, 30) for _ in range(8)]
-        docs = [Doc(nlp.vocab, words=[f"w{j}" for j in range(n)]) for n in lengths]
+        docs, paths = _random_batch(rng)
         # Entities set earlier must be replaced, as set_ents(default="outside") does.
         for doc in docs:
             if len(doc) > 2:
                 doc.ents = [Span(doc, 0, 2, label="OLD")]
-        paths = [_random_path(rng, len(doc)) for doc in docs]
-        decoder.write_entities(docs, [[index[t] for t in path] for path in paths])
+        decoder.write_entities(docs, [[TAGS.index(t) for t in path] for path in paths])
         for doc, path in zip(docs, paths):
             assert [(e.start, e.end, e.label_) for e in doc.ents] == [(s.start, s.end, s.label_) for s in biluo_tags_to_spans(doc, path)]
             assert all(token.ent_iob_ in ("B", "I", "O") for token in doc)
@@ -107,10 +110,9 @@ def test_a_batchs_spans_are_each_docs_spans():
     nlp = spacy.blank("en")
     rng = random.Random(1)
     decoder = BiluoDecoder(TAGS)
-    index = {tag: i for i, tag in enumerate(TAGS)}
     for _ in range(20):
-        docs = [Doc(nlp.vocab, words=[f"w{j}" for j in range(rng.randint(0, 30))]) for _ in range(8)]
-        paths = [[index[t] for t in _random_path(rng, len(doc))] for doc in docs]
+        docs, tag_paths = _random_batch(rng)
+        paths = [[TAGS.index(t) for t in path] for path in tag_paths]
         batch = decoder.batch_spans(docs, paths)
         assert [[(s.start, s.end, s.label_, s.doc is doc) for s in spans] for doc, spans in zip(docs, batch)] == [
             [(s.start, s.end, s.label_, True) for s in decoder.spans(doc, path)] for doc, path in zip(docs, paths)
