@@ -34,7 +34,7 @@ from .serialize import ShapedFromCfgMixin
 # measurement against spaCy's own ner): the paper's CRF over a small BiLSTM on hashed
 # words, affixes and word shapes, with word dropout, no per-character LSTM and no LM.
 # The NER default's BiLSTM is 96 a direction (as accurate as 128 in its 10-minute pair,
-# and 1.5x as fast), the chunker's stays at 128, the width its own pair was measured
+# and 1.4x as fast), the chunker's stays at 128, the width its own pair was measured
 # with. The paper's LD-Net (greenkd.LDNetEncoder.v1, which a pretrained LM needs) is
 # configs/paper/ner_ldnet.cfg.
 DEFAULT_LABELLER_MODEL_CONFIG = """
