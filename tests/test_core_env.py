@@ -2,7 +2,7 @@
 
 `pip install greenkd-spacy` must give every student component, the distillation loop
 and every non-transformer teacher, whatever transformers version the environment has.
-.ci/run runs this file, test_distill.py, test_textcat.py and the fresh-interpreter
+.ci/run runs this file, test_distill.py, a textcat distillation and the fresh-interpreter
 registry test (spacy.blank takes every component: spaCy loads every installed entry
 point, and a broken one breaks all pipelines) in a second virtualenv that has the core
 and transformers>=5 and no teacher extra, with GREENKD_CORE_ENV=1 so the checks of that
