@@ -17,7 +17,7 @@ CONFIGS = sorted([*(ROOT / "configs").glob("*/*.cfg"), *(ROOT / "projects").glob
 NAMES = {
     "architectures": [
         "greenkd.BiLSTMEncoder.v1", "greenkd.BiLSTMContext.v1", "greenkd.BiaffineParser.v1", "greenkd.DAN.v1", "greenkd.DAN.v2",
-        "greenkd.DAN.v3", "greenkd.NgramLinear.v1", "greenkd.NgramLinear.v2", "greenkd.SubwordHashEmbed.v1", "greenkd.WordDropoutEmbed.v1", "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
+        "greenkd.DAN.v3", "greenkd.NgramLinear.v1", "greenkd.NgramLinear.v2", "greenkd.NgramCNN.v1", "greenkd.SubwordHashEmbed.v1", "greenkd.WordDropoutEmbed.v1", "greenkd.LDNetEncoder.v1", "greenkd.CRFLabeller.v1",
     ],
     "readers": ["greenkd.Corpus.v1", "greenkd.TextFile.v1", "greenkd.DistillCorpus.v1"],
     "schedules": ["greenkd.exponential_decay.v1"],

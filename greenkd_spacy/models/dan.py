@@ -1,7 +1,8 @@
 """greenkd.DAN.v1 / v2: the sparse n-gram Deep Averaging Network as a thinc model, and
 greenkd.NgramLinear.v1, the linear bag of n-grams (v2 without the DAN), greenkd_textcat's
 default. greenkd.DAN.v3 and greenkd.NgramLinear.v2 also read the mean of the doc's
-static word vectors (spaCy's `[initialize] vectors`).
+static word vectors (spaCy's `[initialize] vectors`); greenkd.NgramCNN.v1 is the linear
+bag plus a convolution over the doc's word embeddings.
 
 Input: docs; output: one row of class logits per doc. The n-gram vocabulary (an
 NgramTable in attrs["ngrams"]) is built by the component at initialize from the training
@@ -19,6 +20,7 @@ from thinc.types import Floats2d
 
 from .ngrams import NgramTable, word_keys
 from .pytorch.dan import POOLINGS, DANModule
+from .pytorch.word_cnn import UNKNOWN_ROW, WordCNN
 from .torch_bridge import sync_dropout, torch_wrapper
 
 
@@ -201,18 +203,74 @@ def build_ngram_linear_v2(
     )
 
 
-def ensure_dan(model: Model, n_rows: int, n_classes: int, vectors_width: Optional[int] = None) -> None:
-    """Create the torch module for this table size, class count and static vectors
-    width (default: the model's), unless one of that shape exists (thinc loads weights
-    only into a model of the right shape)."""
+@registry.architectures("greenkd.NgramCNN.v1")
+def build_ngram_cnn(
+    max_ngrams: int = 131072,
+    ngram_size: int = 2,
+    ngram_dropout: float = 0.0,
+    lowercase: bool = True,
+    word_width: int = 64,
+    conv_width: int = 128,
+    window: int = 1,
+    dropout: float = 0.0,
+    nO: Optional[int] = None,
+) -> Model[List[Doc], Floats2d]:
+    """greenkd.NgramLinear.v1 plus a convolution over the doc's word embeddings,
+    max-pooled into logits added to the bag's. A bag of n-grams cannot tell which word a
+    negation or a question word governs beyond its n-grams; the convolution reads every
+    window of 2 * window + 1 words with one set of weights, so what it learns of one
+    phrase carries to others of similar words. Its words are the n-gram table's unigrams
+    (a word outside the table shares one row).
+
+    word_width (int): Width of the word embeddings.
+    conv_width (int): Filters of the convolution (the pooled vector's width).
+    window (int): Words either side of each position the convolution reads.
+    dropout (float): Dropout on the word embeddings and the pooled vector; [training]
+        dropout overrides it.
+    Other arguments as greenkd.NgramLinear.v1.
+    """
+    if word_width < 1 or conv_width < 1 or window < 0:
+        raise ValueError(
+            "(greenkd-spacy) greenkd.NgramCNN.v1 needs word_width >= 1, conv_width >= 1 and window >= 0, "
+            f"got {word_width}, {conv_width}, {window}: fix them in [components.*.model]."
+        )
+    model = build_dan_v2(
+        max_ngrams, ngram_size, dropout=dropout, lowercase=lowercase, pooling="sum", ngram_dropout=ngram_dropout,
+        linear=True, deep=False, nO=nO,
+    )
+    model.attrs.update({"word_width": word_width, "conv_width": conv_width, "window": window, "n_words": 0})
+    return model
+
+
+def ensure_dan(
+    model: Model, n_rows: int, n_classes: int, vectors_width: Optional[int] = None, n_words: Optional[int] = None
+) -> None:
+    """Create the torch module for this table size, class count, static vectors width
+    and CNN vocabulary size (defaults: the model's; the CNN's, the table's unigrams),
+    unless one of that shape exists (thinc loads weights only into a model of the right
+    shape)."""
     if vectors_width is not None:
         model.attrs["vectors_width"] = vectors_width
     vectors_width = model.attrs.get("vectors_width", 0)
+    conv_width = model.attrs.get("conv_width", 0)
+    if conv_width:
+        model.attrs["n_words"] = model.attrs["ngrams"].n_words() if n_words is None else n_words
     if model.layers:
         module = model.layers[0].shims[0]._model
-        if module.n_rows == max(1, n_rows) and module.n_classes == n_classes and module.vectors_width == vectors_width:
+        if (
+            module.n_rows == max(1, n_rows)
+            and module.n_classes == n_classes
+            and module.vectors_width == vectors_width
+            and (module.cnn.n_words if module.cnn is not None else None) == (model.attrs["n_words"] if conv_width else None)
+        ):
             return
         model.layers.pop()
+    cnn = None
+    if conv_width:
+        cnn = WordCNN(
+            model.attrs["n_words"], model.attrs["word_width"], conv_width, model.attrs["window"], n_classes,
+            model.attrs["dropout_rate"],
+        )
     module = DANModule(
         n_rows,
         model.attrs["width"],
@@ -223,6 +281,7 @@ def ensure_dan(model: Model, n_rows: int, n_classes: int, vectors_width: Optiona
         model.attrs.get("linear", False),
         model.attrs.get("deep", True),
         vectors_width,
+        cnn,
     )
     layer = torch_wrapper(module, convert_inputs=_inputs, convert_outputs=_outputs)
     layer.attrs["dropout_rate"] = model.attrs["dropout_rate"]
@@ -317,13 +376,34 @@ def forward(model: Model, docs: List[Doc], is_train: bool) -> Tuple[Floats2d, ca
     if is_train and rate > 0 and len(ids):
         ids, offsets = drop_ngrams(ids, offsets, rate)
     vectors = mean_vectors(model, docs) if model.attrs.get("vectors_width") else None
-    logits, backprop_layer = layer((ids, offsets, vectors), is_train)
+    words = word_sequence(model.attrs["ngrams"], docs, model.attrs["window"]) if model.attrs.get("conv_width") else None
+    logits, backprop_layer = layer((ids, offsets, vectors, words), is_train)
 
     def backprop(d_logits: Floats2d) -> List[Doc]:
         backprop_layer(d_logits)
         return docs
 
     return logits, backprop
+
+
+def word_sequence(
+    table: NgramTable, docs: List[Doc], window: int
+) -> Tuple[numpy.ndarray, numpy.ndarray, numpy.ndarray]:
+    """The CNN's input (WordCNN.forward): the docs' word rows in one sequence, `window`
+    gap rows before, between and after them; the convolution output index of each
+    word; and its doc. A word is found by its unigram's key in the n-gram table."""
+    keys = word_keys(docs)[:, 1 if table.lowercase else 0]
+    lengths = numpy.array([len(doc) for doc in docs], dtype="int64")
+    rows = table.key_index().lookup(keys) if len(keys) and len(table) else numpy.full(len(keys), -1)
+    rows = numpy.asarray(rows, dtype="int64")
+    words = numpy.full(len(keys), UNKNOWN_ROW, dtype="int64")
+    found = rows >= 0
+    words[found] = table.word_rows()[rows[found]]
+    doc_of = numpy.repeat(numpy.arange(len(docs), dtype="int64"), lengths)
+    at = numpy.arange(len(keys), dtype="int64") + window * (doc_of + 1)
+    sequence = numpy.zeros(len(keys) + window * (len(docs) + 1), dtype="int64")  # 0: the gap row
+    sequence[at] = words
+    return sequence, at - window, doc_of
 
 
 def drop_ngrams(ids: numpy.ndarray, offsets: numpy.ndarray, rate: float) -> Tuple[numpy.ndarray, numpy.ndarray]:
@@ -338,11 +418,14 @@ def drop_ngrams(ids: numpy.ndarray, offsets: numpy.ndarray, rate: float) -> Tupl
 
 def _inputs(model: Model, X: Tuple[numpy.ndarray, numpy.ndarray, Optional[numpy.ndarray]], is_train: bool):
     sync_dropout(model)
-    ids, offsets, vectors = X
+    ids, offsets, vectors, words = X
     args = (torch.from_numpy(ids), torch.from_numpy(offsets))
+    kwargs = {}
     if vectors is not None:
-        args += (torch.from_numpy(vectors),)
-    return ArgsKwargs(args=args, kwargs={}), lambda d_inputs: X
+        kwargs["vectors"] = torch.from_numpy(vectors)
+    if words is not None:
+        kwargs["words"] = tuple(torch.from_numpy(part) for part in words)
+    return ArgsKwargs(args=args, kwargs=kwargs), lambda d_inputs: X
 
 
 def _outputs(model: Model, inputs_outputs: Tuple, is_train: bool):

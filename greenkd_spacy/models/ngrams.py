@@ -167,6 +167,7 @@ class NgramTable:
         self.lowercase = lowercase
         self.index: Dict[str, int] = {g: i for i, g in enumerate(self.ngrams)}
         self._key_index: Optional[KeyIndex] = None
+        self._word_rows: Optional[numpy.ndarray] = None
 
     def __len__(self) -> int:
         return len(self.ngrams)
@@ -231,6 +232,23 @@ class NgramTable:
             keys = numpy.fromiter((ngram_key(g.split(" ")) for g in self.ngrams), dtype="uint64", count=len(self.ngrams))
             self._key_index = KeyIndex(keys)
         return self._key_index
+
+    def word_rows(self) -> numpy.ndarray:
+        """Per n-gram row, its row in a word table (greenkd.NgramCNN.v1): the table's
+        unigrams in row order from `first`, every longer n-gram `unknown`. Made on first
+        use and kept, as the key index."""
+        if self._word_rows is None:
+            from .pytorch.word_cnn import FIRST_WORD_ROW, UNKNOWN_ROW
+
+            is_word = numpy.fromiter((" " not in g for g in self.ngrams), dtype=bool, count=len(self.ngrams))
+            rows = numpy.full(len(self.ngrams), UNKNOWN_ROW, dtype="int64")
+            rows[is_word] = FIRST_WORD_ROW + numpy.arange(int(is_word.sum()))
+            self._word_rows = rows
+        return self._word_rows
+
+    def n_words(self) -> int:
+        """How many of the n-grams are single words."""
+        return sum(" " not in g for g in self.ngrams)
 
     def batch_ids(self, docs: Sequence[Doc]) -> Tuple[numpy.ndarray, numpy.ndarray]:
         """Flat row ids of all known n-grams of the docs, and each doc's offset into them

@@ -37,6 +37,7 @@ from thinc.types import Floats2d
 
 from ..errors import Errors
 from ..models.dan import dan_module, ensure_dan
+from ..models.pytorch.word_cnn import FIRST_WORD_ROW
 from ..models.ngrams import NgramTable
 from ..data.text_corpus import iter_texts
 from ..distillation.contract import binary_kl_divergence, kl_divergence, log_softmax
@@ -374,19 +375,31 @@ class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
         RETURNS (int): The number of n-grams kept."""
         table: NgramTable = self.model.attrs["ngrams"]
         rows = table.select(keep, by=by)
-        old_tables = [w.detach() for w in dan_module(self.model).sparse_parameters()]
+        old_module = dan_module(self.model)
+        old_tables = [w.detach() for w in old_module.ngram_tables()]
+        old_words = old_module.cnn.embed.weight.detach() if old_module.cnn is not None else None
         old_state = {
-            k: v for k, v in dan_module(self.model).state_dict().items() if not k.startswith(("embed.", "linear."))
+            k: v
+            for k, v in old_module.state_dict().items()
+            if not k.startswith(("embed.", "linear.", "cnn.embed."))
         }
-        self.model.attrs["ngrams"] = table.subset(rows)
+        new_table = table.subset(rows)
+        self.model.attrs["ngrams"] = new_table
         ensure_dan(self.model, len(rows), len(self.labels))
         module = dan_module(self.model)
         module.load_state_dict(old_state, strict=False)
         with torch.no_grad():
-            for new, old in zip(module.sparse_parameters(), old_tables):
+            for new, old in zip(module.ngram_tables(), old_tables):
                 if len(rows):
                     new.copy_(old[torch.from_numpy(rows)])
+            if old_words is not None:
+                # The kept words' rows move with them; the gap and unknown rows stay.
+                new_rows, old_rows = new_table.word_rows(), table.word_rows()[rows]
+                words = new_rows >= FIRST_WORD_ROW
+                module.cnn.embed.weight[:FIRST_WORD_ROW] = old_words[:FIRST_WORD_ROW]
+                module.cnn.embed.weight[torch.from_numpy(new_rows[words])] = old_words[torch.from_numpy(old_rows[words])]
         self.cfg["n_ngrams"] = len(rows)
+        self.cfg["n_words"] = self.model.attrs.get("n_words", 0)
         self._sparse_optimizer = None
         self._averages = None  # averages of the old tables do not apply to the kept rows
         return len(rows)
@@ -395,7 +408,9 @@ class DANMixin(ShapedFromCfgMixin, TextcatDistillMixin):
 
     def _build_from_cfg(self, cfg: Dict) -> None:
         if cfg.get("labels") and cfg.get("n_ngrams"):
-            ensure_dan(self.model, cfg["n_ngrams"], len(cfg["labels"]), cfg.get("vectors_width", 0))
+            ensure_dan(
+                self.model, cfg["n_ngrams"], len(cfg["labels"]), cfg.get("vectors_width", 0), cfg.get("n_words", 0)
+            )
 
 
 class DANTextCategorizer(DANMixin, TextCategorizer):
@@ -428,6 +443,7 @@ class DANTextCategorizer(DANMixin, TextCategorizer):
             labels=seen if labels is None else labels, positive_label=positive_label,
         )
         self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
+        self.cfg["n_words"] = self.model.attrs.get("n_words", 0)
 
 
 class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
@@ -450,4 +466,5 @@ class DANMultiLabelTextCategorizer(DANMixin, MultiLabel_TextCategorizer):
             self, self._initialize_sample(get_examples), nlp=nlp, labels=seen if labels is None else labels
         )
         self.cfg["vectors_width"] = self.model.attrs.get("vectors_width", 0)
+        self.cfg["n_words"] = self.model.attrs.get("n_words", 0)
 

@@ -1,8 +1,10 @@
 """The Deep Averaging Network over n-gram embeddings (sparse-distillation-dan.md, 2.3)."""
-from typing import Optional
+from typing import Optional, Tuple
 
 import torch
 from torch import nn
+
+from .word_cnn import WordCNN
 
 POOLINGS = ("mean", "sqrtn", "sum")
 
@@ -18,6 +20,9 @@ class DANModule(nn.Module):
     plain sum ("sum"). The mean makes a long text's vector the average of many mostly
     neutral n-grams, so a model trained on SST-2's short phrases is less sure on whole
     sentences; the scaled sum keeps some of a linear bag-of-words model's additivity.
+
+    ``cnn`` (a WordCNN, greenkd.NgramCNN.v1) adds the logits of a convolution over the
+    doc's word embeddings: the word order no bag of n-grams sees.
 
     The embedding table is the big, sparsely activated part: it is an EmbeddingBag with
     sparse gradients, so a step touches only the rows of the n-grams in the batch (the
@@ -39,6 +44,7 @@ class DANModule(nn.Module):
         linear: bool = False,
         deep: bool = True,
         vectors_width: int = 0,
+        cnn: Optional[WordCNN] = None,
     ):
         super().__init__()
         if pooling not in POOLINGS:
@@ -65,15 +71,36 @@ class DANModule(nn.Module):
         self.linear = nn.EmbeddingBag(self.n_rows, n_classes, mode="sum", sparse=True) if linear else None
         if self.linear is not None:
             nn.init.zeros_(self.linear.weight)
+        self.cnn = cnn
 
     def sparse_parameters(self) -> list:
-        """The per-n-gram tables, which get sparse gradients (updated with SparseAdam)."""
+        """The per-n-gram tables, then the word table of the CNN: the tables that get
+        sparse gradients (updated with SparseAdam)."""
+        return self.ngram_tables() + ([self.cnn.embed.weight] if self.cnn is not None else [])
+
+    def ngram_tables(self) -> list:
+        """The tables with a row per n-gram (what pruning cuts row by row)."""
         return ([self.embed.weight] if self.deep else []) + ([self.linear.weight] if self.linear is not None else [])
 
     def set_dropout(self, rate: float) -> None:
         self.dropout.p = rate
+        if self.cnn is not None:
+            self.cnn.dropout.p = rate
 
-    def forward(self, ids: torch.Tensor, offsets: torch.Tensor, vectors: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def forward(
+        self,
+        ids: torch.Tensor,
+        offsets: torch.Tensor,
+        vectors: Optional[torch.Tensor] = None,
+        words: Optional[Tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = None,
+    ) -> torch.Tensor:
+        """words: the CNN's input (WordCNN.forward's sequence, positions, doc_of)."""
+        logits = self._bag_logits(ids, offsets, vectors)
+        if self.cnn is not None:
+            logits = logits + self.cnn(*words, n_docs=offsets.shape[0])
+        return logits
+
+    def _bag_logits(self, ids: torch.Tensor, offsets: torch.Tensor, vectors: Optional[torch.Tensor]) -> torch.Tensor:
         # A doc without a known n-gram has an empty bag, whose mean or sum is the zero
         # vector; one without a word in the vectors table, a zero mean vector.
         if (vectors is None) != (self.vectors_width == 0):

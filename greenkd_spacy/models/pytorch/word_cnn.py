@@ -1,0 +1,52 @@
+"""A convolution over a doc's word embeddings, max-pooled into class logits: the part of
+greenkd.NgramCNN.v1 that sees word order.
+
+A bag of n-grams scores each n-gram apart, so "not good" and "good, not bad" differ only
+in the n-grams they share; a window over the embeddings of neighbouring words learns
+such patterns once for every word of similar use. Each position's window is one small
+matrix product, so the network costs a few microseconds per word on one thread.
+"""
+import torch
+from torch import nn
+
+# Word rows: 0 is the gap put between docs (always the zero vector), 1 any word the
+# n-gram table has no unigram for; the table's unigrams follow.
+GAP_ROW = 0
+UNKNOWN_ROW = 1
+FIRST_WORD_ROW = 2
+
+
+class WordCNN(nn.Module):
+    """logits = W max_t ReLU(Conv(E[w_{t-k}], ..., E[w_{t+k}])) + b, per doc.
+
+    The docs of a batch arrive as one flat sequence of word rows with ``window`` gap rows
+    between docs (and at both ends), so that one convolution serves the whole batch
+    without padding and no window reaches into the next doc; ``doc_of`` names the doc of
+    each real position. A doc without words pools to zeros (its logits are the bias).
+    The embedding table gets sparse gradients (SparseAdam, as the n-gram tables).
+    """
+
+    def __init__(self, n_words: int, width: int, hidden_width: int, window: int, n_classes: int, dropout: float):
+        super().__init__()
+        self.n_words = n_words
+        self.window = window
+        self.embed = nn.Embedding(n_words + FIRST_WORD_ROW, width, padding_idx=GAP_ROW, sparse=True)
+        nn.init.normal_(self.embed.weight, std=0.1)
+        with torch.no_grad():
+            self.embed.weight[GAP_ROW].zero_()
+        self.conv = nn.Conv1d(width, hidden_width, kernel_size=2 * window + 1)
+        self.output = nn.Linear(hidden_width, n_classes)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, sequence: torch.Tensor, positions: torch.Tensor, doc_of: torch.Tensor, n_docs: int) -> torch.Tensor:
+        """sequence: (S,) word rows with gaps; positions: (N,) the index in the
+        convolution's output of each real word (its place in ``sequence`` minus the
+        window); doc_of: (N,) its doc."""
+        hidden_width = self.conv.out_channels
+        pooled = torch.zeros(n_docs, hidden_width, dtype=self.conv.weight.dtype)
+        if positions.numel():
+            embedded = self.dropout(self.embed(sequence)).t().unsqueeze(0)  # (1, width, S)
+            hidden = torch.relu(self.conv(embedded)[0].t()[positions])  # (N, hidden)
+            # ReLU outputs are >= 0, so the zeros the max starts from change nothing.
+            pooled = pooled.scatter_reduce(0, doc_of.unsqueeze(1).expand(-1, hidden_width), hidden, "amax")
+        return self.output(self.dropout(pooled))

@@ -1,0 +1,102 @@
+"""greenkd.NgramCNN.v1: the linear bag plus a convolution over the doc's word embeddings."""
+import numpy
+import pytest
+import spacy
+import torch
+from spacy.training import Example
+from thinc.api import Adam
+
+from greenkd_spacy.models.dan import dan_module, word_sequence
+from greenkd_spacy.models.ngrams import NgramTable
+from greenkd_spacy.models.pytorch.word_cnn import FIRST_WORD_ROW, GAP_ROW, UNKNOWN_ROW
+
+DATA = [
+    ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
+    ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
+] * 4
+
+
+def cnn_nlp(steps=40, **settings):
+    """A small NgramCNN trained on DATA (seeded)."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 8, "conv_width": 16, **settings}
+    nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = [
+        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
+        for t, l in DATA
+    ]
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(steps):
+        nlp.update(egs, sgd=optimizer)
+    return nlp
+
+
+def logits(nlp, texts):
+    pipe = nlp.get_pipe("greenkd_textcat")
+    return numpy.asarray(pipe.model.predict([nlp.make_doc(t) for t in texts]))
+
+
+def test_word_sequence_puts_gaps_between_docs_and_finds_words_by_their_unigram():
+    nlp = spacy.blank("en")
+    table = NgramTable(["great", "a great", "film"], ngram_range=(1, 2))
+    docs = [nlp.make_doc("A great film"), nlp.make_doc(""), nlp.make_doc("unseen")]
+    sequence, positions, doc_of = word_sequence(table, docs, window=2)
+    great, film = FIRST_WORD_ROW, FIRST_WORD_ROW + 1  # "a great" is no word
+    assert sequence.tolist() == [GAP_ROW] * 2 + [UNKNOWN_ROW, great, film] + [GAP_ROW] * 4 + [UNKNOWN_ROW] + [GAP_ROW] * 2
+    # Each word's convolution output is the window centred on it.
+    assert (sequence[positions + 2] != GAP_ROW).all()
+    assert doc_of.tolist() == [0, 0, 0, 2]
+
+
+def test_the_convolution_sees_word_order_the_bag_does_not():
+    """With unigrams only, the linear bag scores a doc and its reversal alike; the CNN
+    model does not (the same words, read in another order)."""
+    cnn = cnn_nlp(ngram_size=1)
+    assert not numpy.allclose(*logits(cnn, ["awful film , great", "great , film awful"]))
+    spacy.util.fix_random_seed(0)
+    bag = spacy.blank("en")
+    bag.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v1", "ngram_size": 1}})
+    egs = [Example.from_dict(bag.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    bag.initialize(lambda: egs)
+    for _ in range(10):
+        bag.update(egs)
+    assert numpy.allclose(*logits(bag, ["awful film , great", "great , film awful"]), atol=1e-6)
+
+
+def test_a_docs_scores_do_not_depend_on_the_other_docs_of_its_batch():
+    nlp = cnn_nlp(window=2)
+    alone = logits(nlp, ["a great film"])[0]
+    assert logits(nlp, ["awful and boring", "a great film", ""])[1] == pytest.approx(alone, abs=1e-5)
+    assert logits(nlp, ["a great film", "terrible movie , awful"])[0] == pytest.approx(alone, abs=1e-5)
+
+
+def test_learns_round_trips_averages_and_prunes(tmp_path):
+    nlp = cnn_nlp()
+    pipe = nlp.get_pipe("greenkd_textcat")
+    assert nlp("a great film").cats["pos"] > 0.8 and nlp("boring and awful").cats["neg"] > 0.8
+    module = dan_module(pipe.model)
+    # SparseAdam updates the word table with the n-gram tables; its gap row stays zero.
+    assert module.sparse_parameters()[-1] is module.cnn.embed.weight
+    assert not module.cnn.embed.weight[GAP_ROW].any()
+    nlp.to_disk(tmp_path / "model")
+    loaded = spacy.load(tmp_path / "model")
+    assert loaded("a great film").cats == pytest.approx(nlp("a great film").cats)
+    optimizer = Adam(0.01, use_averages=True)
+    for _ in range(3):
+        nlp.update([Example.from_dict(nlp.make_doc("a great film"), {"cats": {"pos": 1.0, "neg": 0.0}})], sgd=optimizer)
+    assert len(pipe._averages) == 2
+    # Pruning keeps the kept words' embeddings: a doc of one kept word scores the same.
+    table = pipe.model.attrs["ngrams"]
+    kept = table.select(10)
+    word = next(table.ngrams[row] for row in kept if " " not in table.ngrams[row])
+    before = logits(nlp, [word])
+    pipe.prune_ngrams(10)
+    assert dan_module(pipe.model).cnn.n_words == sum(" " not in table.ngrams[row] for row in kept)
+    assert logits(nlp, [word]) == pytest.approx(before, abs=1e-5)
+
+
+def test_bad_sizes_say_which_setting_to_fix():
+    with pytest.raises(ValueError, match="conv_width"):
+        cnn_nlp(conv_width=0)
