@@ -2,7 +2,6 @@
 import numpy
 import pytest
 import spacy
-import torch
 from spacy.training import Example
 from thinc.api import Adam
 
