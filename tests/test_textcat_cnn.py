@@ -99,3 +99,40 @@ def test_learns_round_trips_averages_and_prunes(tmp_path):
 def test_bad_sizes_say_which_setting_to_fix():
     with pytest.raises(ValueError, match="conv_width"):
         cnn_nlp(conv_width=0)
+
+
+def test_words_from_vectors_start_words_of_one_use_together():
+    """Seeded from the pipeline's vectors, words with near vectors start near each other
+    (their principal components), far from words of the other kind; a word without a
+    vector keeps its random row."""
+    spacy.util.fix_random_seed(0)
+    nlp = spacy.blank("en")
+    rng = numpy.random.default_rng(0)
+    good, bad = rng.normal(size=16).astype("float32"), rng.normal(size=16).astype("float32")
+    for word in ("great", "loved", "wonderful"):
+        nlp.vocab.set_vector(word, good + 0.01 * rng.normal(size=16).astype("float32"))
+    for word in ("terrible", "awful", "hated"):
+        nlp.vocab.set_vector(word, bad + 0.01 * rng.normal(size=16).astype("float32"))
+    model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 4, "conv_width": 8,
+             "words_from_vectors": True}
+    pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    nlp.initialize(lambda: egs)
+    table, embed = pipe.model.attrs["ngrams"], dan_module(pipe.model).cnn.embed.weight.detach().numpy()
+
+    def row(word):
+        return embed[table.word_rows()[table.index[word]]]
+
+    near = numpy.linalg.norm(row("great") - row("loved"))
+    far = numpy.linalg.norm(row("great") - row("awful"))
+    assert near < 0.1 * far
+    assert numpy.linalg.norm(row("movie") - row("film")) > near  # no vectors: random rows
+
+
+def test_words_from_vectors_without_vectors_says_how_to_load_them():
+    nlp = spacy.blank("en")
+    model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "words_from_vectors": True}
+    nlp.add_pipe("greenkd_textcat", config={"model": model})
+    egs = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    with pytest.raises(ValueError, match=r"words_from_vectors = true.*\[initialize\] vectors"):
+        nlp.initialize(lambda: egs)

@@ -22,6 +22,7 @@ from .ngrams import NgramTable, word_keys
 from .pytorch.dan import POOLINGS, DANModule
 from .pytorch.word_cnn import UNKNOWN_ROW, WordCNN
 from .torch_bridge import sync_dropout, torch_wrapper
+from .word_init import seed_from_vectors
 
 
 @registry.architectures("greenkd.DAN.v1")
@@ -213,6 +214,7 @@ def build_ngram_cnn(
     conv_width: int = 128,
     window: int = 1,
     dropout: float = 0.0,
+    words_from_vectors: bool = False,
     nO: Optional[int] = None,
 ) -> Model[List[Doc], Floats2d]:
     """greenkd.NgramLinear.v1 plus a convolution over the doc's word embeddings,
@@ -227,6 +229,9 @@ def build_ngram_cnn(
     window (int): Words either side of each position the convolution reads.
     dropout (float): Dropout on the word embeddings and the pooled vector; [training]
         dropout overrides it.
+    words_from_vectors (bool): At initialize, start each word's embedding from the
+        pipeline's static vectors ([initialize] vectors = DIR), reduced to word_width
+        (models/word_init.py); the vectors are not read after that.
     Other arguments as greenkd.NgramLinear.v1.
     """
     if word_width < 1 or conv_width < 1 or window < 0:
@@ -238,7 +243,10 @@ def build_ngram_cnn(
         max_ngrams, ngram_size, dropout=dropout, lowercase=lowercase, pooling="sum", ngram_dropout=ngram_dropout,
         linear=True, deep=False, nO=nO,
     )
-    model.attrs.update({"word_width": word_width, "conv_width": conv_width, "window": window, "n_words": 0})
+    model.attrs.update({
+        "word_width": word_width, "conv_width": conv_width, "window": window, "n_words": 0,
+        "words_from_vectors": words_from_vectors,
+    })
     return model
 
 
@@ -303,22 +311,30 @@ def init(model: Model, X: Optional[List[Doc]] = None, Y: Optional[Floats2d] = No
         model.set_dim("nO", Y.shape[1])
     width = 0
     if model.attrs.get("include_static_vectors"):
-        vectors = X[0].vocab.vectors if X else None
-        if vectors is None or vectors.shape[0] == 0 or vectors.shape[1] == 0:
-            raise ValueError(
-                "(greenkd-spacy) The text classifier's model has include_static_vectors = true, but the "
-                "pipeline has no vectors: load them with [initialize] vectors = DIR (a spaCy pipeline or "
-                "vectors directory, e.g. --paths.vectors en_core_web_md), or set include_static_vectors = false."
-            )
-        if getattr(vectors, "mode", "default") != "default":
-            raise ValueError(
-                f"(greenkd-spacy) The text classifier reads static vectors by word, but the pipeline's vectors "
-                f"are in '{vectors.mode}' mode (subword hashes, no word table): load vectors in spaCy's "
-                "default mode (e.g. en_core_web_md's) in [initialize] vectors, or set include_static_vectors = false."
-            )
-        width = vectors.shape[1]
+        width = _word_vectors(X, "include_static_vectors").shape[1]
     ensure_dan(model, len(model.attrs["ngrams"]), model.get_dim("nO"), width)
+    if model.attrs.get("words_from_vectors"):
+        seed_from_vectors(dan_module(model).cnn.embed, model.attrs["ngrams"], _word_vectors(X, "words_from_vectors"))
     return model
+
+
+def _word_vectors(X: Optional[List[Doc]], setting: str):
+    """The pipeline's static vectors, for the model setting that reads them; an error
+    saying how to load them where there are none, or none by word."""
+    vectors = X[0].vocab.vectors if X else None
+    if vectors is None or vectors.shape[0] == 0 or vectors.shape[1] == 0:
+        raise ValueError(
+            f"(greenkd-spacy) The text classifier's model has {setting} = true, but the "
+            "pipeline has no vectors: load them with [initialize] vectors = DIR (a spaCy pipeline or "
+            f"vectors directory, e.g. --paths.vectors en_core_web_md), or set {setting} = false."
+        )
+    if getattr(vectors, "mode", "default") != "default":
+        raise ValueError(
+            f"(greenkd-spacy) The text classifier reads static vectors by word, but the pipeline's vectors "
+            f"are in '{vectors.mode}' mode (subword hashes, no word table): load vectors in spaCy's "
+            f"default mode (e.g. en_core_web_md's) in [initialize] vectors, or set {setting} = false."
+        )
+    return vectors
 
 
 # Per model (thinc's model id): the vectors table it last read and that table's keys,
