@@ -15,16 +15,20 @@ DATA = [
 ] * 4
 
 
+def examples(nlp):
+    return [
+        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
+        for t, l in DATA
+    ]
+
+
 def cnn_nlp(steps=40, **settings):
     """A small NgramCNN trained on DATA (seeded)."""
     spacy.util.fix_random_seed(0)
     nlp = spacy.blank("en")
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 8, "conv_width": 16, **settings}
     nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = [
-        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
-        for t, l in DATA
-    ]
+    egs = examples(nlp)
     optimizer = nlp.initialize(lambda: egs)
     optimizer.learn_rate = 0.01
     for _ in range(steps):
@@ -57,7 +61,7 @@ def test_the_convolution_sees_word_order_the_bag_does_not():
     spacy.util.fix_random_seed(0)
     bag = spacy.blank("en")
     bag.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v1", "ngram_size": 1}})
-    egs = [Example.from_dict(bag.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    egs = examples(bag)
     bag.initialize(lambda: egs)
     for _ in range(10):
         bag.update(egs)
@@ -116,7 +120,7 @@ def test_words_from_vectors_start_words_of_one_use_together():
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 4, "conv_width": 8,
              "words_from_vectors": True}
     pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    egs = examples(nlp)
     nlp.initialize(lambda: egs)
     table, embed = pipe.model.attrs["ngrams"], dan_module(pipe.model).cnn.embed.weight.detach().numpy()
 
@@ -133,6 +137,6 @@ def test_words_from_vectors_without_vectors_says_how_to_load_them():
     nlp = spacy.blank("en")
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "words_from_vectors": True}
     nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = [Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}}) for t, l in DATA]
+    egs = examples(nlp)
     with pytest.raises(ValueError, match=r"words_from_vectors = true.*\[initialize\] vectors"):
         nlp.initialize(lambda: egs)
