@@ -42,11 +42,15 @@ class WordCNN(nn.Module):
         """sequence: (S,) word rows with gaps; positions: (N,) the index in the
         convolution's output of each real word (its place in ``sequence`` minus the
         window); doc_of: (N,) its doc."""
-        hidden_width = self.conv.out_channels
+        hidden_width, width, size = self.conv.weight.shape
         pooled = torch.zeros(n_docs, hidden_width, dtype=self.conv.weight.dtype)
         if positions.numel():
-            embedded = self.dropout(self.embed(sequence)).t().unsqueeze(0)  # (1, width, S)
-            hidden = torch.relu(self.conv(embedded)[0].t()[positions])  # (N, hidden)
+            embedded = self.dropout(self.embed(sequence))  # (S, width)
+            # The convolution at the real words only, as one product: each word's window
+            # of rows side by side, against the filters laid out the same way (k-major).
+            windows = torch.cat([embedded.index_select(0, positions + k) for k in range(size)], dim=1)
+            filters = self.conv.weight.permute(0, 2, 1).reshape(hidden_width, size * width)
+            hidden = torch.relu(torch.addmm(self.conv.bias, windows, filters.t()))  # (N, hidden)
             # ReLU outputs are >= 0, so the zeros the max starts from change nothing.
             pooled = pooled.scatter_reduce(0, doc_of.unsqueeze(1).expand(-1, hidden_width), hidden, "amax")
         return self.output(self.dropout(pooled))
