@@ -134,6 +134,10 @@ def test_the_written_config_passes_debug_config_and_distils_from_raw_text_alone(
     # shared encoder do.
     written = load_config(tmp_path / "student.cfg", interpolate=False)["components"]
     assert written["parser"]["normalize_loss"] is False and written["ner"]["normalize_loss"] is False
+    # The text classifier: the linear bag and a convolution over the words, which start
+    # from static vectors only where the teacher has them (this one has none).
+    textcat = written["textcat"]["model"]
+    assert textcat["@architectures"] == "greenkd.NgramCNN.v1" and textcat["words_from_vectors"] is False
     overrides = {
         "paths.text": str(teacher_path / "text.txt"), "distillation.heldout": 2, "distillation.max_steps": 20,
         "distillation.eval_frequency": 10, "distillation.batcher.size": 50, "distillation.cache_dir": str(tmp_path / "cache"),
@@ -234,6 +238,7 @@ def test_vectors_made_for_the_student_are_read_by_its_encoder(teacher_path, tmp_
     config = load_config(tmp_path / "student.cfg", interpolate=False)
     assert config["paths"]["vectors"] == str(tmp_path / "vectors")
     assert config["components"]["tok2vec"]["model"]["embed"]["include_static_vectors"] is True
+    assert config["components"]["textcat"]["model"]["words_from_vectors"] is True
     nlp = spacy.util.load_model_from_config(config, auto_fill=True, validate=True)
     load_vectors_into_model(nlp, config["paths"]["vectors"])  # as [initialize] vectors does
     nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
@@ -259,7 +264,10 @@ def test_preset_small_writes_a_narrower_shallower_encoder_that_builds(teacher_pa
     listeners = [c["model"]["tok2vec"]["width"] for c in filled["components"].values()
                  if c.get("model", {}).get("tok2vec", {}).get("@architectures") == "spacy.Tok2VecListener.v1"]
     assert listeners and set(listeners) == {64}
+    # The text classifier is the linear bag alone: the factory's default model.
+    assert config["components"]["textcat"]["model"]["@architectures"] == "greenkd.NgramLinear.v1"
     nlp = spacy.util.load_model_from_config(load_config(tmp_path / "small.cfg"), auto_fill=True, validate=True)
+    assert "word_width" not in nlp.get_pipe("textcat").model.attrs
     nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
     assert nlp.get_pipe("tok2vec").predict([nlp.make_doc(TEXTS[0])])[0].shape[1] == 64
 

@@ -20,7 +20,8 @@ teacher's components are read and each gets the CPU-first student of its kind:
   source). spaCy's transition `ner` checks every action's validity at every token,
   which for a teacher with 18 entity types (74 actions) cost 61 us/word on one thread
   against 10-26 for the CRF's emission layer and Viterbi;
-- text classifiers: greenkd_textcat's linear bag of n-grams;
+- text classifiers: greenkd_textcat's linear bag of n-grams plus a convolution over the
+  words (greenkd.NgramCNN.v1), which a bag cannot give word order;
 - components that cannot be trained (attribute_ruler, a rule lemmatizer, entity_ruler)
   are copied from the teacher by `spacy distill` as they are; the teacher's encoders
   (tok2vec, transformer) are replaced by the student's; disabled components stay out;
