@@ -75,6 +75,36 @@ def test_a_docs_scores_do_not_depend_on_the_other_docs_of_its_batch():
     assert logits(nlp, ["a great film", "terrible movie , awful"])[0] == pytest.approx(alone, abs=1e-5)
 
 
+def test_inference_reads_precomputed_responses_that_follow_the_weights():
+    """At inference the convolution sums per-word responses looked up from a table; the
+    scores are those of the product at each position, also after an update changes the
+    weights the table was made from."""
+    import torch
+
+    nlp = cnn_nlp(window=2)
+    pipe = nlp.get_pipe("greenkd_textcat")
+    cnn = dan_module(pipe.model).cnn
+    texts = ["a great film", "awful and boring", "", "i loved it , wonderful but dull"]
+    words = word_sequence(pipe.model.attrs["ngrams"], [nlp.make_doc(t) for t in texts], window=2)
+    sequence, positions, doc_of = (torch.as_tensor(a, dtype=torch.long) for a in words)
+
+    def both():
+        cnn.eval()
+        with torch.no_grad():
+            looked_up = cnn(sequence, positions, doc_of, n_docs=len(texts))
+            cnn.train()  # dropout 0: the product at each position, as in training
+            computed = cnn(sequence, positions, doc_of, n_docs=len(texts))
+        return looked_up, computed
+
+    looked_up, computed = both()
+    assert cnn._responses is not None and torch.allclose(looked_up, computed, atol=1e-5)
+    table = cnn._responses
+    nlp.update(examples(nlp)[:2], sgd=Adam(0.05))
+    looked_up_after, computed_after = both()
+    assert cnn._responses is not table and torch.allclose(looked_up_after, computed_after, atol=1e-5)
+    assert not torch.allclose(looked_up_after, looked_up)
+
+
 def test_learns_round_trips_averages_and_prunes(tmp_path):
     nlp = cnn_nlp()
     pipe = nlp.get_pipe("greenkd_textcat")
