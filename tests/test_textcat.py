@@ -14,40 +14,25 @@ from greenkd_spacy.distillation.loop import distill
 from greenkd_spacy.data.labeled import read_labeled
 from greenkd_spacy.models.dan import dan_module
 
-from .util import distill_config
+from .util import TEXTCAT_DATA, distill_config, textcat_examples, trained_textcat
 
 # A small DAN (the factory's default model is the linear bag; these tests are the DAN's).
 SMALL = {"model": {"@architectures": "greenkd.DAN.v1", "max_ngrams": 500, "ngram_size": 2, "width": 16, "hidden_width": 16}}
 # The v2 tests' DAN: v2's own defaults (1-4-grams, mean pooling) at SMALL's sizes.
 SMALL_V2 = {"max_ngrams": 500, "width": 16, "hidden_width": 16}
-DATA = [
-    ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
-    ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
-] * 4
+DATA = TEXTCAT_DATA
 
 
 def examples(nlp, multilabel=False):
-    return [
-        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
-        for t, l in DATA
-    ]
+    return textcat_examples(nlp)
 
 
 def trained(factory="greenkd_textcat", steps=40, **v2_settings):
-    """A small DAN trained on DATA; with settings, greenkd.DAN.v2 with those. Seeded
-    (numpy, random and torch), so its thresholds test learning, not the initial draw."""
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
+    """A small DAN trained on DATA; with settings, greenkd.DAN.v2 with those."""
     config = SMALL
     if v2_settings:
         config = {"model": {"@architectures": "greenkd.DAN.v2", **SMALL_V2, **v2_settings}}
-    nlp.add_pipe(factory, config=config)
-    egs = examples(nlp)
-    optimizer = nlp.initialize(lambda: egs)
-    optimizer.learn_rate = 0.01
-    for _ in range(steps):
-        nlp.update(egs, sgd=optimizer)
-    return nlp
+    return trained_textcat(factory, config, steps)
 
 
 @pytest.mark.parametrize("factory", ["greenkd_textcat", "greenkd_textcat_multilabel"])

@@ -9,31 +9,16 @@ from greenkd_spacy.models.dan import dan_module, word_sequence
 from greenkd_spacy.models.ngrams import NgramTable
 from greenkd_spacy.models.pytorch.word_cnn import FIRST_WORD_ROW, GAP_ROW, UNKNOWN_ROW
 
-DATA = [
-    ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
-    ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
-] * 4
-
+from .util import textcat_examples, trained_textcat
 
 def examples(nlp):
-    return [
-        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
-        for t, l in DATA
-    ]
+    return textcat_examples(nlp)
 
 
 def cnn_nlp(steps=40, **settings):
-    """A small NgramCNN trained on DATA (seeded)."""
-    spacy.util.fix_random_seed(0)
-    nlp = spacy.blank("en")
+    """A small NgramCNN trained on the toy sentiment data."""
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 8, "conv_width": 16, **settings}
-    nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = examples(nlp)
-    optimizer = nlp.initialize(lambda: egs)
-    optimizer.learn_rate = 0.01
-    for _ in range(steps):
-        nlp.update(egs, sgd=optimizer)
-    return nlp
+    return trained_textcat("greenkd_textcat", {"model": model}, steps)
 
 
 def logits(nlp, texts):

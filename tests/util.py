@@ -167,3 +167,31 @@ def save_tiny_trf_teacher(path: Path) -> None:
     nlp.initialize(lambda: examples)
     nlp.to_disk(path)
 
+
+
+# A toy sentiment task the text classifier tests learn.
+TEXTCAT_DATA = [
+    ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),
+    ("terrible movie , awful", "neg"), ("awful and boring", "neg"), ("i hated it , dull", "neg"),
+] * 4
+
+
+def textcat_examples(nlp: Language) -> List[Example]:
+    return [
+        Example.from_dict(nlp.make_doc(t), {"cats": {"pos": float(l == "pos"), "neg": float(l == "neg")}})
+        for t, l in TEXTCAT_DATA
+    ]
+
+
+def trained_textcat(factory: str, config: dict, steps: int = 40) -> Language:
+    """A blank English pipeline with one text classifier trained on TEXTCAT_DATA. Seeded
+    (numpy, random and torch), so thresholds test learning, not the initial draw."""
+    fix_random_seed(0)
+    nlp = spacy.blank("en")
+    nlp.add_pipe(factory, config=config)
+    egs = textcat_examples(nlp)
+    optimizer = nlp.initialize(lambda: egs)
+    optimizer.learn_rate = 0.01
+    for _ in range(steps):
+        nlp.update(egs, sgd=optimizer)
+    return nlp
