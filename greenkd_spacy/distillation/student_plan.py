@@ -162,7 +162,7 @@ def plan_student(
 
     teacher (Language): The teacher pipeline (loaded).
     preset (str): "fast" (the CPU-first sizes of our defaults), "small" (a narrower,
-        shallower encoder, for the most speed) or "accurate" (a wider encoder and parser).
+        shallower encoder and a text classifier of n-grams alone, for the most speed) or "accurate" (a wider encoder and parser).
     keep (Optional[Sequence[str]]): Teacher components to give students (default: all).
     drop (Sequence[str]): Teacher components to leave out.
     vectors (Optional[str]): A pipeline whose static vectors the student's encoder
