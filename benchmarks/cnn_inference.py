@@ -35,7 +35,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     nlp = spacy.load(args.model)
-    pipe = next((proc for _, proc in nlp.pipeline if "word_width" in getattr(getattr(proc, "model", None), "attrs", {})), None)
+    pipe = next((proc for _, proc in nlp.pipeline if getattr(getattr(proc, "model", None), "attrs", {}).get("conv_width")), None)
     if pipe is None:
         raise SystemExit(f"{args.model}: no component with a greenkd.NgramCNN.v1 model")
     texts = [doc.text for doc in DocBin().from_disk(args.data).get_docs(nlp.vocab)] * args.repeat

@@ -11,9 +11,6 @@ from greenkd_spacy.models.pytorch.word_cnn import FIRST_WORD_ROW, GAP_ROW, UNKNO
 
 from .util import textcat_examples, trained_textcat
 
-def examples(nlp):
-    return textcat_examples(nlp)
-
 
 def cnn_nlp(steps=40, **settings):
     """A small NgramCNN trained on the toy sentiment data."""
@@ -46,7 +43,7 @@ def test_the_convolution_sees_word_order_the_bag_does_not():
     spacy.util.fix_random_seed(0)
     bag = spacy.blank("en")
     bag.add_pipe("greenkd_textcat", config={"model": {"@architectures": "greenkd.NgramLinear.v1", "ngram_size": 1}})
-    egs = examples(bag)
+    egs = textcat_examples(bag)
     bag.initialize(lambda: egs)
     for _ in range(10):
         bag.update(egs)
@@ -84,7 +81,7 @@ def test_inference_reads_precomputed_responses_that_follow_the_weights():
     looked_up, computed = both()
     assert cnn._responses is not None and torch.allclose(looked_up, computed, atol=1e-5)
     table = cnn._responses
-    nlp.update(examples(nlp)[:2], sgd=Adam(0.05))
+    nlp.update(textcat_examples(nlp)[:2], sgd=Adam(0.05))
     looked_up_after, computed_after = both()
     assert cnn._responses is not table and torch.allclose(looked_up_after, computed_after, atol=1e-5)
     assert not torch.allclose(looked_up_after, looked_up)
@@ -135,7 +132,7 @@ def test_words_from_vectors_start_words_of_one_use_together():
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "word_width": 4, "conv_width": 8,
              "words_from_vectors": True}
     pipe = nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = examples(nlp)
+    egs = textcat_examples(nlp)
     nlp.initialize(lambda: egs)
     table, embed = pipe.model.attrs["ngrams"], dan_module(pipe.model).cnn.embed.weight.detach().numpy()
 
@@ -152,6 +149,6 @@ def test_words_from_vectors_without_vectors_says_how_to_load_them():
     nlp = spacy.blank("en")
     model = {"@architectures": "greenkd.NgramCNN.v1", "max_ngrams": 500, "words_from_vectors": True}
     nlp.add_pipe("greenkd_textcat", config={"model": model})
-    egs = examples(nlp)
+    egs = textcat_examples(nlp)
     with pytest.raises(ValueError, match=r"words_from_vectors = true.*\[initialize\] vectors"):
         nlp.initialize(lambda: egs)

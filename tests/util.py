@@ -168,7 +168,6 @@ def save_tiny_trf_teacher(path: Path) -> None:
     nlp.to_disk(path)
 
 
-
 # A toy sentiment task the text classifier tests learn.
 TEXTCAT_DATA = [
     ("this movie is great", "pos"), ("what a great film", "pos"), ("i loved it , wonderful", "pos"),

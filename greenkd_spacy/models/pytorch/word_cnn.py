@@ -62,18 +62,18 @@ class WordCNN(nn.Module):
         window); doc_of: (N,) its doc."""
         hidden_width, width, size = self.conv.weight.shape
         pooled = torch.zeros(n_docs, hidden_width, dtype=self.conv.weight.dtype)
-        if positions.numel() and not self.training and not torch.is_grad_enabled() and self._fits_responses():
-            # Inference: each position's window as offsets into the response table.
-            rows = torch.stack([sequence.index_select(0, positions + k) + k * self.embed.num_embeddings for k in range(size)], dim=1)
-            hidden = torch.relu(F.embedding_bag(rows, self._response_table(), mode="sum") + self.conv.bias)
-            pooled = pooled.scatter_reduce(0, doc_of.unsqueeze(1).expand(-1, hidden_width), hidden, "amax")
-        elif positions.numel():
-            embedded = self.dropout(self.embed(sequence))  # (S, width)
-            # The convolution at the real words only, as one product: each word's window
-            # of rows side by side, against the filters laid out the same way (k-major).
-            windows = torch.cat([embedded.index_select(0, positions + k) for k in range(size)], dim=1)
-            filters = self.conv.weight.permute(0, 2, 1).reshape(hidden_width, size * width)
-            hidden = torch.relu(torch.addmm(self.conv.bias, windows, filters.t()))  # (N, hidden)
+        if positions.numel():
+            if not self.training and not torch.is_grad_enabled() and self._fits_responses():
+                # Inference: each position's window as offsets into the response table.
+                rows = torch.stack([sequence.index_select(0, positions + k) + k * self.embed.num_embeddings for k in range(size)], dim=1)
+                hidden = torch.relu(F.embedding_bag(rows, self._response_table(), mode="sum") + self.conv.bias)
+            else:
+                embedded = self.dropout(self.embed(sequence))  # (S, width)
+                # The convolution at the real words only, as one product: each word's window
+                # of rows side by side, against the filters laid out the same way (k-major).
+                windows = torch.cat([embedded.index_select(0, positions + k) for k in range(size)], dim=1)
+                filters = self.conv.weight.permute(0, 2, 1).reshape(hidden_width, size * width)
+                hidden = torch.relu(torch.addmm(self.conv.bias, windows, filters.t()))  # (N, hidden)
             # ReLU outputs are >= 0, so the zeros the max starts from change nothing.
             pooled = pooled.scatter_reduce(0, doc_of.unsqueeze(1).expand(-1, hidden_width), hidden, "amax")
         return self.output(self.dropout(pooled))
