@@ -94,9 +94,12 @@ SILVER_FROM = {
 # every component shares; the parser's own BiLSTM adds the rest of the sentence.
 # The small encoder is the parser pipeline default's (width 64, depth 2: +/-2 tokens),
 # for a teacher so slow that the student's encoder is most of the speed-up (a
-# transformer): about a fifth of the fast encoder's work per word.
+# transformer): about a fifth of the fast encoder's work per word. Its label scorer is
+# half as wide: the biaffine label scorer costs labels x width^2 per token (51 x 65 x 65
+# for EWT's relations at width 64), which was over half of the parser's time once the
+# encoder was this small; at 32 it is a quarter of that.
 SIZES = {
-    "small": {"width": 64, "depth": 2, "rows": [5000, 1000, 2500, 2500], "subword_rows": 10000, "lstm": 64, "arc": 128, "label": 64},
+    "small": {"width": 64, "depth": 2, "rows": [5000, 1000, 2500, 2500], "subword_rows": 10000, "lstm": 64, "arc": 128, "label": 32},
     "fast": {"width": 96, "depth": 4, "rows": [5000, 1000, 2500, 2500], "subword_rows": 10000, "lstm": 64, "arc": 128, "label": 64},
     "accurate": {"width": 128, "depth": 4, "rows": [10000, 2000, 5000, 5000], "subword_rows": 20000, "lstm": 128, "arc": 256, "label": 64},
 }
