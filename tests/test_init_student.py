@@ -4,6 +4,7 @@ dev set)."""
 import importlib.util
 import io
 from pathlib import Path
+from typing import List
 
 import numpy
 import pytest
@@ -268,12 +269,12 @@ def test_preset_small_writes_a_narrower_shallower_encoder_that_builds(teacher_pa
     assert config["components"]["textcat"]["model"]["@architectures"] == "greenkd.NgramLinear.v1"
     # The parser's label scorer (labels x width^2 per token) is narrower than fast's.
     init_student_cli(str(teacher_path / "teacher"), tmp_path / "fast.cfg", preset="fast", lang=None, keep=None, drop=None, vectors=None)
-    fast = load_config(tmp_path / "fast.cfg", interpolate=False)
-    label_width = {
-        name: [c["model"]["label_mlp_size"] for c in cfg["components"].values() if c.get("factory") == "greenkd_parser"]
-        for name, cfg in (("small", config), ("fast", fast))
-    }
-    assert label_width["small"] and label_width["small"][0] < label_width["fast"][0]
+
+    def label_widths(cfg: Config) -> List[int]:
+        return [c["model"]["label_mlp_size"] for c in cfg["components"].values() if c.get("factory") == "greenkd_parser"]
+
+    small_widths = label_widths(config)
+    assert small_widths and small_widths[0] < label_widths(load_config(tmp_path / "fast.cfg", interpolate=False))[0]
     nlp = spacy.util.load_model_from_config(load_config(tmp_path / "small.cfg"), auto_fill=True, validate=True)
     assert "word_width" not in nlp.get_pipe("textcat").model.attrs
     nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
