@@ -44,8 +44,9 @@ def init_student_cli(
     Every trainable teacher component gets the CPU-first student of its kind, all
     listening to one shared encoder (a parser: greenkd_parser, with a senter learning
     the teacher's sentence starts; taggers, morphologizers: spaCy's own; ner: greenkd's
-    BiLSTM-CRF; text classifiers: greenkd's linear bag); rule components (attribute_ruler, a rule
-    lemmatizer, entity_ruler) are copied from the teacher as they are. The file says
+    BiLSTM-CRF; text classifiers: greenkd's n-gram bag with a word convolution); rule
+    components (attribute_ruler, a rule lemmatizer, entity_ruler) are copied from the
+    teacher as they are. The file says
     what each student learns and what happens to every teacher component, and runs
     as it is: `spacy distill TEACHER OUTPUT STUDENT_DIR --paths.text TEXT_FILE`, the
     teacher labelling the first texts as the dev set.
