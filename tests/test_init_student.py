@@ -244,8 +244,11 @@ def test_vectors_made_for_the_student_are_read_by_its_encoder(teacher_path, tmp_
     load_vectors_into_model(nlp, config["paths"]["vectors"])  # as [initialize] vectors does
     nlp.get_pipe("tok2vec").initialize(lambda: [Example(nlp.make_doc(t), nlp.make_doc(t)) for t in TEXTS], nlp=nlp)
     assert nlp.get_pipe("tok2vec").predict([nlp.make_doc(TEXTS[0])])[0].shape[1] == 96
-    # Without --vectors this teacher (no vectors of its own) gives a student without them.
+    assert "--vectors" not in capsys.readouterr().out
+    # Without --vectors this teacher (no vectors of its own) gives a student without them,
+    # and the command says how its text classifier and entity students could have them.
     init_student_cli(teacher, tmp_path / "plain.cfg", preset="fast", lang=None, keep=None, drop=None, vectors=None)
+    assert "pass --vectors" in capsys.readouterr().out
     plain = load_config(tmp_path / "plain.cfg", interpolate=False)
     assert plain["paths"]["vectors"] is None
     assert plain["components"]["tok2vec"]["model"]["embed"]["include_static_vectors"] is False
