@@ -460,7 +460,7 @@ def test_a_limited_text_reads_the_cached_pass_of_the_whole_text(teacher_dir, tmp
     run over its first lines runs no teacher, finds every record it needs, and is
     charged the share of the pass its words are; a limit that cuts a joined doc short
     is not a prefix, and runs its own pass."""
-    from greenkd_spacy.distillation import loop
+    from greenkd_spacy.distillation import teacher_pass
 
     lines = ["I like green eggs .", "She ate the pizza with anchovies .", "Eggs ate pizza .", "I ate ."]
     (tmp_path / "raw.txt").write_text("\n".join(lines) + "\n", encoding="utf8")
@@ -478,8 +478,8 @@ def test_a_limited_text_reads_the_cached_pass_of_the_whole_text(teacher_dir, tmp
     paid = whole["annotation"]["greenkd_parser"]
     n_train = paid["docs"] - len(lines)
     labelled = []
-    real_annotate = loop.annotate
-    monkeypatch.setattr(loop, "annotate", lambda *a, **k: labelled.append(1) or real_annotate(*a, **k))
+    real_annotate = teacher_pass.annotate
+    monkeypatch.setattr(teacher_pass, "annotate", lambda *a, **k: labelled.append(1) or real_annotate(*a, **k))
     _, part = distill(teacher, config_for(2), tmp_path / "part")
     assert labelled == [], "the teacher ran though the whole text's pass is cached"
     info = part["annotation"]["greenkd_parser"]
@@ -595,7 +595,7 @@ def test_teacher_cache_key_of_a_greenkd_corpus_skips_the_reading(tmp_path):
     """teacher_fingerprints takes a corpus that names its content at its word, and reads
     (once) any corpus that cannot; the keys of the two kinds of corpus differ."""
     from greenkd_spacy.data.text_corpus import create_text_reader
-    from greenkd_spacy.distillation.loop import teacher_fingerprints
+    from greenkd_spacy.distillation.teacher_pass import teacher_fingerprints
 
     teacher = spacy.blank("en")
     (tmp_path / "raw.txt").write_text("one text\ntwo texts\n", encoding="utf8")

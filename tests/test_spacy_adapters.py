@@ -899,7 +899,7 @@ def test_distillation_stops_early_on_patience(tagger_teacher, tmp_path):
 def test_every_pairs_cache_key_comes_from_one_read_of_the_corpus(tagger_teacher):
     """A pipeline student has one cache key per component; the corpus is read once for
     all of them, and each key is what it would be alone."""
-    from greenkd_spacy.distillation.loop import teacher_fingerprints
+    from greenkd_spacy.distillation.teacher_pass import teacher_fingerprints
 
     teacher = spacy.load(tagger_teacher / "model")
     reads = []
@@ -920,7 +920,7 @@ def test_every_pairs_cache_key_comes_from_one_read_of_the_corpus(tagger_teacher)
 def test_fingerprint_parts_are_the_token_values(tagger_teacher):
     """The cache key reads words, POS and sentence starts from one array; the values
     (and so every key already on disk) are those of the token-by-token reading."""
-    from greenkd_spacy.distillation.loop import doc_fingerprint_parts
+    from greenkd_spacy.distillation.teacher_pass import doc_fingerprint_parts
 
     nlp = spacy.blank("en")
     nlp.add_pipe("sentencizer")
