@@ -24,18 +24,18 @@ from ..test_distill import predictions, student_config
 DRIVER = textwrap.dedent(
     """
     import os, runpy, signal, sys
-    import greenkd_spacy.distillation.loop as loop
+    from greenkd_spacy.distillation.cache import TeacherCache
 
     where = os.environ.get("KILL_AT")
     if where == "annotation":
         # The driver records a finished shard in the manifest; die right after.
-        add_shard = loop.TeacherCache.add_shard
+        add_shard = TeacherCache.add_shard
 
         def add_then_die(self, index, *args, **kwargs):
             add_shard(self, index, *args, **kwargs)
             os.kill(os.getpid(), signal.SIGKILL)
 
-        loop.TeacherCache.add_shard = add_then_die
+        TeacherCache.add_shard = add_then_die
     elif where == "training":
         replace = os.replace
 
